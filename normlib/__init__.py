@@ -1,0 +1,42 @@
+"""normlib: the helper package of the book "Normalization, re-derived".
+
+Pure numpy functions that normalize over the last axis, their exact O(d) backward
+passes and explicit Jacobians, the claims ledger, and (in later modules) the
+residual-stack model and a small PyTorch Transformer. PyTorch is imported only by
+``normlib.transformer``; every other module needs numpy alone.
+"""
+
+from . import claims
+from .norms import (
+    BatchNormResult,
+    batch_norm,
+    layer_norm,
+    layer_norm_jacobian,
+    layer_norm_stats,
+    layer_norm_vjp,
+    partial_rms_norm,
+    rms_norm,
+    rms_norm_jacobian,
+    rms_norm_stats,
+    rms_norm_vjp,
+)
+from .numerics import fd_jacobian, fd_vjp
+
+__all__ = [
+    "claims",
+    "BatchNormResult",
+    "batch_norm",
+    "layer_norm",
+    "layer_norm_jacobian",
+    "layer_norm_stats",
+    "layer_norm_vjp",
+    "partial_rms_norm",
+    "rms_norm",
+    "rms_norm_jacobian",
+    "rms_norm_stats",
+    "rms_norm_vjp",
+    "fd_jacobian",
+    "fd_vjp",
+]
+
+__version__ = "0.1.0"

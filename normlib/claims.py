@@ -1,0 +1,254 @@
+"""The claims ledger: one registry of every claim the book checks, and the check call.
+
+The registry lives in ``claims.toml`` next to this module. It has two tables:
+
+``[claim."C3.6"]``
+    One entry per claim of the catalogue (the IDs of ``CLAIMS.md``): the chapter
+    that owns it, a one-line statement, the article's number, the ledger status,
+    the source verdict (for claims about what a paper or model code says), and
+    the MyST label of the section that checks it.
+
+``[check."C3.6a"]``
+    One entry per measured number. Its ID starts with the claim's ID. A check
+    says what is measured and how close it must be, in exactly one of four ways:
+
+    * ``printed = "0.0189"`` and ``fmt = ".4f"``: the measurement, formatted with
+      ``fmt``, must read exactly like the article's printed number;
+    * ``atol``/``rtol`` (and ``expected`` here or at the call): ``|m - e| <= atol + rtol·|e|``;
+    * ``lo``/``hi``: ``lo <= m <= hi`` (either bound may be omitted);
+    * ``kind = "bool"``: the measurement is a boolean computed by the chapter and must be true.
+
+A chapter calls :func:`check` (or :func:`normlib.book.verify`, which also glues the
+value for the ledger page); a measurement outside its tolerance raises
+:class:`ClaimCheckFailed`, which fails the chapter, nbval and CI.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = [
+    "STATUSES",
+    "Claim",
+    "Check",
+    "CheckResult",
+    "ClaimCheckFailed",
+    "registry",
+    "claim_of",
+    "check",
+]
+
+STATUSES = (
+    "pending",
+    "reproduced",
+    "re-derived",
+    "differs",
+    "source-checked",
+    "not-reproducible-here",
+)
+
+_REGISTRY_PATH = Path(__file__).with_name("claims.toml")
+_CLAIM_ID = re.compile(r"^C\d+\.\d+$")
+_CHECK_ID = re.compile(r"^(C\d+\.\d+)([a-z0-9_.-]*)$")
+
+
+class ClaimCheckFailed(AssertionError):
+    """A measurement left the tolerance its claim allows."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of the catalogue, as registered in ``claims.toml``."""
+
+    id: str
+    chapter: str
+    statement: str
+    article: str
+    status: str
+    verdict: str = ""
+    label: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One measured number attached to a claim."""
+
+    id: str
+    claim: str
+    what: str
+    fmt: str = ".4g"
+    printed: str | None = None
+    expected: float | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    kind: str = "number"
+    chapter: str | None = None
+
+    @property
+    def mode(self) -> str:
+        if self.kind == "bool":
+            return "bool"
+        if self.printed is not None:
+            return "printed"
+        if self.atol is not None or self.rtol is not None:
+            return "close"
+        return "range"
+
+    def tolerance(self) -> str:
+        """A short human-readable description of the acceptance rule."""
+        if self.mode == "bool":
+            return "must hold"
+        if self.mode == "printed":
+            return f"reads {self.printed} at the article's precision"
+        if self.mode == "close":
+            parts = []
+            if self.atol:
+                parts.append(f"atol {self.atol:g}")
+            if self.rtol:
+                parts.append(f"rtol {self.rtol:g}")
+            return " + ".join(parts) if parts else "exact"
+        lo = "-∞" if self.lo is None else f"{self.lo:g}"
+        hi = "+∞" if self.hi is None else f"{self.hi:g}"
+        return f"in [{lo}, {hi}]"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of a passed :func:`check` (a failed one raises)."""
+
+    check: Check
+    measured: float | bool
+    expected: float | str | None
+    shown: str = field(default="")
+
+    @property
+    def id(self) -> str:
+        return self.check.id
+
+    def _repr_markdown_(self) -> str:
+        exp = "" if self.expected is None else f" (expected {self.expected})"
+        return f"✅ **{self.id}** {self.check.what}: **{self.shown}**{exp}, {self.check.tolerance()}"
+
+
+@lru_cache(maxsize=1)
+def registry() -> tuple[dict[str, Claim], dict[str, Check]]:
+    """Load and validate ``claims.toml``: (claims by ID, checks by ID)."""
+    raw = tomllib.loads(_REGISTRY_PATH.read_text(encoding="utf-8"))
+    claims: dict[str, Claim] = {}
+    for cid, entry in raw.get("claim", {}).items():
+        if not _CLAIM_ID.match(cid):
+            raise ValueError(f"claims.toml: bad claim ID {cid!r} (expected like 'C3.6')")
+        c = Claim(id=cid, **entry)
+        if c.status not in STATUSES:
+            raise ValueError(f"claims.toml: claim {cid} has status {c.status!r}; expected one of {STATUSES}")
+        claims[cid] = c
+    checks: dict[str, Check] = {}
+    for kid, entry in raw.get("check", {}).items():
+        m = _CHECK_ID.match(kid)
+        if not m or m.group(1) not in claims:
+            raise ValueError(f"claims.toml: check {kid!r} does not start with a registered claim ID")
+        k = Check(id=kid, claim=m.group(1), **entry)
+        _validate_check(k)
+        checks[kid] = k
+    return claims, checks
+
+
+def _validate_check(k: Check) -> None:
+    if k.kind not in ("number", "bool"):
+        raise ValueError(f"claims.toml: check {k.id} has kind {k.kind!r}; expected 'number' or 'bool'")
+    modes = [k.printed is not None, k.atol is not None or k.rtol is not None, k.lo is not None or k.hi is not None]
+    if k.kind == "number" and sum(modes) != 1:
+        raise ValueError(
+            f"claims.toml: check {k.id} must give exactly one of printed/fmt, atol/rtol, lo/hi"
+        )
+    if k.printed is not None and format(float(k.printed), k.fmt) != k.printed:
+        raise ValueError(f"claims.toml: check {k.id}: printed {k.printed!r} is not in format {k.fmt!r}")
+
+
+def claim_of(check_id: str) -> Claim:
+    """The claim a check ID belongs to."""
+    claims, checks = registry()
+    if check_id in checks:
+        return claims[checks[check_id].claim]
+    raise KeyError(f"no check {check_id!r} in claims.toml")
+
+
+def check(check_id: str, measured, *, expected: float | None = None) -> CheckResult:
+    """Check one measurement against its registered tolerance.
+
+    Parameters
+    ----------
+    check_id : str
+        A check ID of ``claims.toml`` (e.g. ``"C3.6a"``).
+    measured : float or bool
+        The measured value (a bool for ``kind = "bool"`` checks).
+    expected : float, optional, keyword-only
+        For ``atol``/``rtol`` checks whose reference is computed at run time (a
+        closed form, a bound). Not allowed when the registry fixes the reference.
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    KeyError
+        Unknown check ID.
+    TypeError
+        A non-numeric measurement (or non-bool for a bool check).
+    ClaimCheckFailed
+        The measurement is outside the registered tolerance (or NaN).
+    """
+    claims, checks = registry()
+    if check_id not in checks:
+        raise KeyError(f"no check {check_id!r} in claims.toml; registered: {sorted(checks)}")
+    k = checks[check_id]
+    if claims[k.claim].status == "pending":
+        raise ClaimCheckFailed(f"{check_id}: claim {k.claim} is still 'pending' in claims.toml")
+    if k.mode == "bool":
+        if not isinstance(measured, bool) and type(measured).__name__ != "bool_":
+            raise TypeError(f"{check_id}: a bool check needs a bool measurement; got {type(measured).__name__}")
+        if not bool(measured):
+            raise ClaimCheckFailed(f"{check_id} ({k.what}): the condition does not hold")
+        return CheckResult(k, True, None, "holds")
+    try:
+        m = float(measured)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{check_id}: measurement must be a real number; got {measured!r}") from exc
+    shown = format(m, k.fmt)
+    if math.isnan(m):
+        raise ClaimCheckFailed(f"{check_id} ({k.what}): measurement is NaN")
+    if k.mode == "printed":
+        if expected is not None:
+            raise TypeError(f"{check_id}: the registry fixes the reference ({k.printed}); do not pass expected")
+        if shown != k.printed:
+            raise ClaimCheckFailed(
+                f"{check_id} ({k.what}): measured {m!r} reads {shown}, the article printed {k.printed}"
+            )
+        return CheckResult(k, m, k.printed, shown)
+    if k.mode == "close":
+        if (k.expected is None) == (expected is None):
+            raise TypeError(
+                f"{check_id}: give the reference either in claims.toml or as expected=, exactly once"
+            )
+        e = float(k.expected if expected is None else expected)
+        tol = (k.atol or 0.0) + (k.rtol or 0.0) * abs(e)
+        if not abs(m - e) <= tol:
+            raise ClaimCheckFailed(
+                f"{check_id} ({k.what}): measured {m!r}, expected {e!r} within {tol:g} "
+                f"({k.tolerance()}); off by {abs(m - e):g}"
+            )
+        return CheckResult(k, m, format(e, k.fmt), shown)
+    if expected is not None:
+        raise TypeError(f"{check_id}: a range check takes no expected=")
+    if (k.lo is not None and m < k.lo) or (k.hi is not None and m > k.hi):
+        raise ClaimCheckFailed(f"{check_id} ({k.what}): measured {m!r} is outside {k.tolerance()}")
+    return CheckResult(k, m, None, shown)

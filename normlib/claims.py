@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 __all__ = [
     "STATUSES",
     "Claim",
@@ -146,7 +148,10 @@ def registry() -> tuple[dict[str, Claim], dict[str, Check]]:
     for cid, entry in raw.get("claim", {}).items():
         if not _CLAIM_ID.match(cid):
             raise ValueError(f"claims.toml: bad claim ID {cid!r} (expected like 'C3.6')")
-        c = Claim(id=cid, **entry)
+        try:
+            c = Claim(id=cid, **entry)
+        except TypeError as exc:  # unknown or missing fields
+            raise ValueError(f"claims.toml: claim {cid}: {exc}") from exc
         if c.status not in STATUSES:
             raise ValueError(f"claims.toml: claim {cid} has status {c.status!r}; expected one of {STATUSES}")
         claims[cid] = c
@@ -155,7 +160,10 @@ def registry() -> tuple[dict[str, Claim], dict[str, Check]]:
         m = _CHECK_ID.match(kid)
         if not m or m.group(1) not in claims:
             raise ValueError(f"claims.toml: check {kid!r} does not start with a registered claim ID")
-        k = Check(id=kid, claim=m.group(1), **entry)
+        try:
+            k = Check(id=kid, claim=m.group(1), **entry)
+        except TypeError as exc:  # unknown or missing fields
+            raise ValueError(f"claims.toml: check {kid}: {exc}") from exc
         _validate_check(k)
         checks[kid] = k
     return claims, checks
@@ -169,8 +177,25 @@ def _validate_check(k: Check) -> None:
         raise ValueError(
             f"claims.toml: check {k.id} must give exactly one of printed/fmt, atol/rtol, lo/hi"
         )
-    if k.printed is not None and format(float(k.printed), k.fmt) != k.printed:
-        raise ValueError(f"claims.toml: check {k.id}: printed {k.printed!r} is not in format {k.fmt!r}")
+    if k.kind == "bool" and any(modes):
+        raise ValueError(f"claims.toml: check {k.id} is kind 'bool'; it takes no printed/atol/rtol/lo/hi")
+    try:
+        format(1.0, k.fmt)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"claims.toml: check {k.id}: fmt {k.fmt!r} is not a float format spec") from exc
+    if k.printed is not None:
+        try:
+            ok = isinstance(k.printed, str) and format(float(k.printed), k.fmt) == k.printed
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"claims.toml: check {k.id}: printed {k.printed!r} is not in format {k.fmt!r}")
+    for name in ("atol", "rtol"):
+        v = getattr(k, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v >= 0)):
+            raise ValueError(f"claims.toml: check {k.id}: {name} must be a finite number >= 0; got {v!r}")
+    if k.lo is not None and k.hi is not None and not k.lo <= k.hi:
+        raise ValueError(f"claims.toml: check {k.id}: lo {k.lo!r} > hi {k.hi!r}")
 
 
 def claim_of(check_id: str) -> Claim:
@@ -214,11 +239,13 @@ def check(check_id: str, measured, *, expected: float | None = None) -> CheckRes
     if claims[k.claim].status == "pending":
         raise ClaimCheckFailed(f"{check_id}: claim {k.claim} is still 'pending' in claims.toml")
     if k.mode == "bool":
-        if not isinstance(measured, bool) and type(measured).__name__ != "bool_":
+        if not isinstance(measured, (bool, np.bool_)):
             raise TypeError(f"{check_id}: a bool check needs a bool measurement; got {type(measured).__name__}")
         if not bool(measured):
             raise ClaimCheckFailed(f"{check_id} ({k.what}): the condition does not hold")
         return CheckResult(k, True, None, "holds")
+    if isinstance(measured, (str, bytes, bool, np.bool_)) or getattr(measured, "ndim", 0) != 0:
+        raise TypeError(f"{check_id}: measurement must be a real number (a scalar); got {measured!r}")
     try:
         m = float(measured)
     except (TypeError, ValueError) as exc:

@@ -21,6 +21,7 @@ from .norms import (
     rms_norm_vjp,
 )
 from .numerics import fd_jacobian, fd_vjp
+from .stack import StackResult, simulate_stack
 
 __all__ = [
     "claims",
@@ -37,6 +38,8 @@ __all__ = [
     "rms_norm_vjp",
     "fd_jacobian",
     "fd_vjp",
+    "StackResult",
+    "simulate_stack",
 ]
 
 __version__ = "0.1.0"

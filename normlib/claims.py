@@ -137,7 +137,7 @@ class CheckResult:
 
     def _repr_markdown_(self) -> str:
         exp = "" if self.expected is None else f" (expected {self.expected})"
-        return f"✅ **{self.id}** {self.check.what}: **{self.shown}**{exp}, {self.check.tolerance()}"
+        return f"✓ **{self.id}** {self.check.what}: **{self.shown}**{exp}, {self.check.tolerance()}"
 
 
 @lru_cache(maxsize=1)

@@ -55,7 +55,7 @@ class CheckTable:
                 f"<td><b>{html.escape(r.shown)}</b></td>"
                 f"<td>{exp}</td>"
                 f"<td>{html.escape(r.check.tolerance())}</td>"
-                "<td class="pass">✓ pass</td></tr>"
+                '<td class="pass">✓ pass</td></tr>'
             )
         head = "<tr><th>check</th><th>what</th><th>measured</th><th>reference</th><th>tolerance</th><th></th></tr>"
         return f'<table class="claim-checks">{head}{"".join(rows)}</table>'

@@ -21,7 +21,7 @@ def fingerprint(root: Path) -> str:
     """SHA-256 over normlib's sources, its registry and the pinned requirements."""
     h = hashlib.sha256()
     files = sorted((root / "normlib").rglob("*.py")) + sorted((root / "normlib").rglob("*.toml"))
-    files.append(root / "requirements.txt")
+    files += [root / "requirements.txt", root / "pyproject.toml"]
     for f in files:
         if f.is_file() and "__pycache__" not in f.parts:
             h.update(str(f.relative_to(root)).encode())
@@ -42,16 +42,18 @@ def _on_builder_inited(app) -> None:
     previous = stamp.read_text().strip() if stamp.is_file() else None
     app.env.normlib_fingerprint = current
     app.env.normlib_changed = previous != current
-    if previous is not None and previous != current:
+    # a missing stamp (first build, or _build/.doctrees deleted) with a cache left
+    # over counts as a change: the cache's provenance is unknown
+    if previous != current:
         cache = app.env.mystnb_config.execution_cache_path
         cache = Path(cache) if cache else Path(app.outdir).parent / ".jupyter_cache"
         if cache.exists():
             shutil.rmtree(cache)
-        from sphinx.util import logging
+            from sphinx.util import logging
 
-        logging.getLogger(__name__).info(
-            "normlib changed since the last build: execution cache cleared, all chapters re-run"
-        )
+            logging.getLogger(__name__).info(
+                "normlib changed since the last build: execution cache cleared, all chapters re-run"
+            )
 
 
 def _on_env_get_outdated(app, env, added, changed, removed):

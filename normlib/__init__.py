@@ -1,9 +1,10 @@
 """normlib: the helper package of the book "Normalization, re-derived".
 
 Pure numpy functions that normalize over the last axis, their exact O(d) backward
-passes and explicit Jacobians, the claims ledger, and (in later modules) the
-residual-stack model and a small PyTorch Transformer. PyTorch is imported only by
-``normlib.transformer``; every other module needs numpy alone.
+passes and explicit Jacobians, the claims ledger, the residual-stack model
+(``normlib.stack``), and invariance and timing helpers. Importing
+normlib needs numpy alone: PyTorch, matplotlib and myst-nb are never imported at
+import time (``plotting`` and ``book`` import them inside their functions).
 """
 
 from . import claims

@@ -18,7 +18,25 @@ __all__ = ["verify", "glue_value", "CheckTable"]
 def glue_value(key: str, value, *, display: bool = False):
     """Glue a plain Python value (floats/ints/str; numpy scalars are converted).
 
+    Parameters
+    ----------
+    key : str
+        The glue key, referenced in the prose by a ``{glue:text}`` role.
+    value : float, int, str or numpy scalar
+        The value; a 0-d numpy value is converted with ``.item()``.
+    display : bool, keyword-only
+        Also display the value in the cell output.
+
+    Returns
+    -------
+    object
+        The glued (plain Python) value.
+
+    Notes
+    -----
     Numpy 2 scalars break ``{glue:text}`` format specs, so they are converted here.
+    ``myst_nb`` is imported only inside this function. See the ledger page
+    (``book/ledger.md``).
     """
     from myst_nb import glue  # imported lazily: normlib must work without myst-nb
 
@@ -29,7 +47,31 @@ def glue_value(key: str, value, *, display: bool = False):
 
 
 def verify(check_id: str, measured, *, expected: float | None = None) -> CheckResult:
-    """Check a claimed number (raises on failure) and glue it under its check ID."""
+    """Check a claimed number (raises on failure) and glue it under its check ID.
+
+    Parameters
+    ----------
+    check_id : str
+        A check ID of ``claims.toml``, e.g. ``"C3.6a"``.
+    measured : float or bool
+        The measurement.
+    expected : float, optional, keyword-only
+        The run-time reference of an ``atol``/``rtol`` check.
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    normlib.claims.ClaimCheckFailed
+        The measurement is outside its registered tolerance.
+
+    Notes
+    -----
+    Runs :func:`normlib.claims.check` and glues the measured value (or ``"holds"``
+    for a bool check) under ``check_id`` for the ledger page (``book/ledger.md``).
+    """
     result = check(check_id, measured, expected=expected)
     if result.check.mode == "bool":
         glue_value(check_id, "holds")

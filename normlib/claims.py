@@ -31,6 +31,8 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
 
 import numpy as np
 
@@ -141,8 +143,27 @@ class CheckResult:
 
 
 @lru_cache(maxsize=1)
-def registry() -> tuple[dict[str, Claim], dict[str, Check]]:
-    """Load and validate ``claims.toml``: (claims by ID, checks by ID)."""
+def registry() -> tuple[Mapping[str, Claim], Mapping[str, Check]]:
+    """Load and validate ``claims.toml``: (claims by ID, checks by ID).
+
+    Returns
+    -------
+    claims : mapping of str to Claim
+    checks : mapping of str to Check
+        Read-only views: the registry is cached for the whole process, so an edit
+        here would silently change every later check.
+
+    Raises
+    ------
+    ValueError
+        A malformed ID, an unknown field, a bad status, or a check that does not give
+        exactly one acceptance rule (the message names the entry).
+
+    Notes
+    -----
+    Read once per process (cached). The ledger page (``book/ledger.md``) lists every
+    entry.
+    """
     raw = tomllib.loads(_REGISTRY_PATH.read_text(encoding="utf-8"))
     claims: dict[str, Claim] = {}
     for cid, entry in raw.get("claim", {}).items():
@@ -166,7 +187,7 @@ def registry() -> tuple[dict[str, Claim], dict[str, Check]]:
             raise ValueError(f"claims.toml: check {kid}: {exc}") from exc
         _validate_check(k)
         checks[kid] = k
-    return claims, checks
+    return MappingProxyType(claims), MappingProxyType(checks)
 
 
 def _validate_check(k: Check) -> None:
@@ -199,7 +220,27 @@ def _validate_check(k: Check) -> None:
 
 
 def claim_of(check_id: str) -> Claim:
-    """The claim a check ID belongs to."""
+    """The claim a check ID belongs to.
+
+    Parameters
+    ----------
+    check_id : str
+        A check ID of ``claims.toml``, e.g. ``"C3.6a"``.
+
+    Returns
+    -------
+    Claim
+
+    Raises
+    ------
+    KeyError
+        Unknown check ID.
+
+    Notes
+    -----
+    A check ID starts with its claim's ID (``C3.6a`` belongs to ``C3.6``); the ledger
+    page (``book/ledger.md``) groups checks by claim.
+    """
     claims, checks = registry()
     if check_id in checks:
         return claims[checks[check_id].claim]
@@ -231,6 +272,13 @@ def check(check_id: str, measured, *, expected: float | None = None) -> CheckRes
         A non-numeric measurement (or non-bool for a bool check).
     ClaimCheckFailed
         The measurement is outside the registered tolerance (or NaN).
+
+    Notes
+    -----
+    The acceptance rules: ``printed`` (``format(m, fmt) == printed``), ``close``
+    (:math:`|m - e| \\le \\mathrm{atol} + \\mathrm{rtol}\\,|e|`), ``range``
+    (:math:`lo \\le m \\le hi`) and ``bool`` (the measurement is true). A claim still
+    ``pending`` fails every check. Results are listed on the ledger page (``book/ledger.md``).
     """
     claims, checks = registry()
     if check_id not in checks:

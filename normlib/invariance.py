@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_eps
+from ._validate import as_features, check_eps
 from .norms import batch_norm, layer_norm, layer_norm_vjp, partial_rms_norm, rms_norm
 
 __all__ = [
@@ -111,6 +111,17 @@ def _as_vector(a, n: int, name: str) -> np.ndarray | None:
     arr = arr.astype(np.float64, copy=False)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values")
+    return arr
+
+
+def _as_positive_factors(a, name: str) -> np.ndarray:
+    """Real, finite, strictly positive factor(s) as float64 (any shape)."""
+    arr = np.asarray(a)
+    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be real positive number(s); got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0 (a negative factor flips the sign of LN's output)")
     return arr
 
 
@@ -526,6 +537,13 @@ def ln_rescale_residual(x, a, *, eps: float = 1e-5) -> np.ndarray:
     ndarray
         ``max_i |x̂0_i| · |a σ/√(a²σ²+ε) − σ/√(σ²+ε)|`` per row, float64.
 
+    Raises
+    ------
+    TypeError
+        Non-real ``x`` or ``a`` (bool, complex, str, object) or a non-numeric ``eps``.
+    ValueError
+        0-d or empty ``x``, non-finite values, a constant row, a factor ``a <= 0``, or ``eps < 0``.
+
     Notes
     -----
     With :math:`\\sigma^2` the biased variance of the row (without ε) and
@@ -541,12 +559,8 @@ def ln_rescale_residual(x, a, *, eps: float = 1e-5) -> np.ndarray:
     Derived in the chapter "LayerNorm" (``book/layernorm.md``).
     """
     eps = check_eps(eps)
-    xa = np.asarray(x, dtype=np.float64)
-    if xa.ndim == 0 or xa.shape[-1] == 0:
-        raise ValueError(f"x must have shape (..., d) with d >= 1; got shape {xa.shape}")
-    aa = np.asarray(a, dtype=np.float64)
-    if np.any(~np.isfinite(aa)) or np.any(aa <= 0):
-        raise ValueError("a must be finite and > 0 (a negative factor flips the sign of LN's output)")
+    xa = as_features(x, "x").astype(np.float64)
+    aa = _as_positive_factors(a, "a")
     mu = xa.mean(axis=-1)
     sigma = np.sqrt(np.mean((xa - mu[..., None]) ** 2, axis=-1))
     if np.any(sigma == 0):
@@ -616,9 +630,9 @@ def ln_step_response(W, X, target, scales, *, lr: float, eps: float = 1e-5) -> S
     T = _as_matrix(target, "target")
     if T.shape != (Xm.shape[0], Wm.shape[0]):
         raise ValueError(f"target must have shape {(Xm.shape[0], Wm.shape[0])} = (N, H); got {T.shape}")
-    a = np.asarray(scales, dtype=np.float64)
-    if a.ndim != 1 or a.size == 0 or np.any(~np.isfinite(a)) or np.any(a <= 0):
-        raise ValueError("scales must be a non-empty 1-D array of finite factors > 0")
+    a = _as_positive_factors(scales, "scales")
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"scales must be a non-empty 1-D array of finite factors > 0; got shape {a.shape}")
     lr = _check_positive_real(lr, "lr")
     eps = check_eps(eps)
     Y0 = layer_norm(Xm @ Wm.T, eps=eps)

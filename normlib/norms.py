@@ -64,9 +64,10 @@ def layer_norm_stats(x, *, eps: float = 1e-5):
 
 
 def _ln_stats(xc: np.ndarray, eps: float):
-    mean = xc.mean(axis=-1, keepdims=True)  # (..., 1)
-    centred = xc - mean  # (..., d)
-    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1), two-pass
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported below
+        mean = xc.mean(axis=-1, keepdims=True)  # (..., 1)
+        centred = xc - mean  # (..., d)
+        var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1), two-pass
     _check_positive(var, eps, "variance")
     rstd = 1.0 / np.sqrt(var + eps)  # (..., 1)
     return mean, rstd, centred * rstd
@@ -74,6 +75,13 @@ def _ln_stats(xc: np.ndarray, eps: float):
 
 def rms_norm_stats(x, *, eps: float = 1e-5):
     """Reciprocal RMS and normalized input of RMSNorm.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        Input; the statistic is taken over the last axis.
+    eps : float, keyword-only
+        Added to the mean square inside the square root; >= 0.
 
     Returns
     -------
@@ -92,13 +100,20 @@ def rms_norm_stats(x, *, eps: float = 1e-5):
 
 
 def _rms_stats(xc: np.ndarray, eps: float):
-    ms = np.mean(xc * xc, axis=-1, keepdims=True)  # (..., 1)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported below
+        ms = np.mean(xc * xc, axis=-1, keepdims=True)  # (..., 1)
     _check_positive(ms, eps, "mean square")
     rrms = 1.0 / np.sqrt(ms + eps)  # (..., 1)
     return rrms, xc * rrms
 
 
 def _check_positive(stat: np.ndarray, eps: float, what: str) -> None:
+    """Refuse a statistic that overflowed, or a zero one that eps = 0 would divide by."""
+    if stat.size and not np.isfinite(stat).all():
+        raise ValueError(
+            f"the {what} overflows {stat.dtype}: |x| up to about "
+            f"{np.sqrt(np.finfo(stat.dtype).max):.1e} is safe; rescale x before normalizing"
+        )
     if eps == 0.0 and stat.size and not np.all(stat > 0):
         raise ValueError(
             f"a row has zero {what} and eps=0: the normalization divides by zero; pass eps > 0"
@@ -217,11 +232,14 @@ def partial_rms_norm(x, weight=None, *, p: float = 0.0625, eps: float = 1e-5) ->
     Parameters
     ----------
     x : array_like, shape (..., d)
+        Input features on the last axis.
     weight : array_like, shape (d,), optional
+        Per-feature gain g (default 1).
     p : float, keyword-only
         Fraction of features used for the statistic, ``0 < p <= 1``. The paper
         uses 6.25% (12.5% on CIFAR-10).
     eps : float, keyword-only
+        Added to the partial mean square inside the square root; >= 0.
 
     Returns
     -------
@@ -247,7 +265,8 @@ def partial_rms_norm(x, weight=None, *, p: float = 0.0625, eps: float = 1e-5) ->
     ct = compute_dtype(a, w)
     xc = a.astype(ct, copy=False)
     head = xc[..., :k]
-    ms = np.mean(head * head, axis=-1, keepdims=True)  # (..., 1)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported below
+        ms = np.mean(head * head, axis=-1, keepdims=True)  # (..., 1)
     _check_positive(ms, eps, "partial mean square")
     y = xc / np.sqrt(ms + eps)
     if w is not None:
@@ -277,6 +296,7 @@ def layer_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     weight : array_like, shape (d,), optional
         The gain γ used in the forward pass (the bias does not affect dL/dx).
     eps : float, keyword-only
+        Added to the variance inside the square root; >= 0.
 
     Returns
     -------
@@ -312,6 +332,22 @@ def layer_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
 def rms_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     """Vector–Jacobian product of :func:`rms_norm`: dL/dx given dL/dy, in O(d).
 
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        The forward input.
+    dy : array_like, shape (..., d)
+        Upstream gradient dL/dy.
+    weight : array_like, shape (d,), optional
+        The gain g used in the forward pass.
+    eps : float, keyword-only
+        Added to the mean square inside the square root; >= 0.
+
+    Returns
+    -------
+    ndarray
+        dL/dx, same shape as ``x``, in the promoted dtype of ``x`` and ``dy``.
+
     Notes
     -----
     With :math:`g = w\\odot dy`, :math:`r = 1/\\sqrt{\\overline{x^2}+\\epsilon}` and
@@ -342,14 +378,28 @@ def layer_norm_jacobian(x, *, eps: float = 1e-5) -> np.ndarray:
 
     Meant for checks and spectra; use :func:`layer_norm_vjp` in anything that scales.
 
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        The point at which the Jacobian is taken.
+    eps : float, keyword-only
+        Added to the variance inside the square root; >= 0.
+
+    Returns
+    -------
+    ndarray, shape (..., d, d)
+        ``J[..., i, j] = ∂y_i/∂x_j``, in the dtype of ``x``.
+
     Notes
     -----
     .. math::
 
         J = \\frac{1}{\\sigma}\\Big(I - \\frac{\\mathbf 1\\mathbf 1^\\top}{d}
-            - \\frac{\\hat x\\hat x^\\top}{d}\\Big),\\qquad \\sigma = \\sqrt{\\mathrm{var}(x)+\\epsilon}.
+            - \\frac{\\hat x\\hat x^\\top}{d}\\Big),\\qquad \\sigma = \\sqrt{\\mathrm{var}(x)+\\epsilon},
+            \\quad \\hat x = (x-\\mu)/\\sigma.
 
-    ``J[..., i, j] = ∂y_i/∂x_j``. J is symmetric. Derived in ``book/jacobian.md``.
+    ``J[..., i, j] = ∂y_i/∂x_j``. J is symmetric. Derived in the chapter
+    "The LayerNorm Jacobian" (``book/jacobian.md``).
     """
     eps = check_eps(eps)
     a = as_features(x)
@@ -364,6 +414,18 @@ def layer_norm_jacobian(x, *, eps: float = 1e-5) -> np.ndarray:
 def rms_norm_jacobian(x, *, eps: float = 1e-5) -> np.ndarray:
     """The explicit Jacobian dy/dx of :func:`rms_norm` with unit gain, shape (..., d, d).
 
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        The point at which the Jacobian is taken.
+    eps : float, keyword-only
+        Added to the mean square inside the square root; >= 0.
+
+    Returns
+    -------
+    ndarray, shape (..., d, d)
+        ``J[..., i, j] = ∂y_i/∂x_j``, in the dtype of ``x``.
+
     Notes
     -----
     .. math::
@@ -371,7 +433,7 @@ def rms_norm_jacobian(x, *, eps: float = 1e-5) -> np.ndarray:
         J = \\frac{1}{\\mathrm{RMS}(x)}\\Big(I - \\frac{\\hat x\\hat x^\\top}{d}\\Big),
         \\qquad \\hat x = x/\\mathrm{RMS}(x).
 
-    Derived in ``book/jacobian.md``.
+    J is symmetric. Derived in the chapter "The LayerNorm Jacobian" (``book/jacobian.md``).
     """
     eps = check_eps(eps)
     a = as_features(x)
@@ -426,15 +488,19 @@ def batch_norm(
     Parameters
     ----------
     x : array_like, shape (N, ..., d)
+        A batch (at least two values per feature in training mode).
     weight, bias : array_like, shape (d,), optional
+        Per-feature gain γ (default 1) and shift β (default 0).
     training : bool, keyword-only, required
         ``True``: normalize with the batch statistics and update the running ones.
         ``False``: normalize with ``running_mean``/``running_var`` (both required).
     running_mean, running_var : array_like, shape (d,), optional
-    momentum : float
+        Running statistics (keyword-only); required in evaluation mode.
+    momentum : float, keyword-only
         Running update ``r <- (1 - momentum) r + momentum * batch_stat``, PyTorch's
         convention (the running variance uses the unbiased batch variance).
     eps : float, keyword-only
+        Added to the variance inside the square root; >= 0.
 
     Returns
     -------
@@ -472,9 +538,10 @@ def batch_norm(
             raise ValueError(
                 f"training-mode batch norm needs at least 2 values per feature; got {n}"
             )
-        mean = xc.mean(axis=0)
-        centred = xc - mean
-        var = np.mean(centred * centred, axis=0)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported below
+            mean = xc.mean(axis=0)
+            centred = xc - mean
+            var = np.mean(centred * centred, axis=0)
         _check_positive(var, eps, "batch variance")
         y = centred / np.sqrt(var + eps)
         if rm is not None:

@@ -5,8 +5,6 @@ The palette is Okabe & Ito's (2008), safe for the common colour-vision deficienc
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 __all__ = ["PALETTE", "COLORS", "style", "new_figure"]
 
 #: Okabe–Ito colours, in the order the book uses them.
@@ -49,7 +47,15 @@ _RC = {
 
 
 def style() -> None:
-    """Apply the book's matplotlib style globally (call once at the top of a chapter)."""
+    """Apply the book's matplotlib style globally (call once at the top of a chapter).
+
+    Notes
+    -----
+    Updates ``matplotlib.rcParams`` (figure size, grid, spines, font size) and sets
+    the colour cycle to the Okabe–Ito :data:`PALETTE`. matplotlib is imported here,
+    not at import time of :mod:`normlib`. Used by every chapter with a figure, e.g.
+    "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``).
+    """
     import matplotlib as mpl
     from cycler import cycler
 
@@ -58,7 +64,25 @@ def style() -> None:
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float | None = None, height: float | None = None):
-    """Create a figure and axes in the book style; returns ``(fig, axes)``."""
+    """Create a figure and axes in the book style.
+
+    Parameters
+    ----------
+    ncols, nrows : int
+        Grid of axes (each >= 1).
+    width, height : float, optional, keyword-only
+        Figure size in inches; defaults 6.4 (one column) or 3.6 per column, and 3.8 per row.
+
+    Returns
+    -------
+    fig, axes
+        As from :func:`matplotlib.pyplot.subplots` (constrained layout).
+
+    Notes
+    -----
+    Calls :func:`style` first. Used by every chapter with a figure, e.g.
+    "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``).
+    """
     import matplotlib.pyplot as plt
 
     style()

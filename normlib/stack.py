@@ -105,15 +105,27 @@ class StackResult:
     def ratio(self) -> float:
         """Input/output parameter-gradient ratio of the seed means, ``param_grad[0] / param_grad[-1]``.
 
-        This is the article's "input/output parameter-gradient ratio" (C5.7).
+        This is the article's "input/output parameter-gradient ratio" (C5.7). Raises
+        ``ValueError`` when the last layer's gradient is zero (e.g. ``width=1``, where
+        LayerNorm is constant and every gradient vanishes): the ratio is undefined.
         """
+        _check_nonzero(self.param_grad[-1:], self.width)
         return float(self.param_grad[0] / self.param_grad[-1])
 
     @property
     def per_seed_ratio(self) -> np.ndarray:
-        """The same ratio seed by seed, shape ``(n_seeds,)``."""
+        """The same ratio seed by seed, shape ``(n_seeds,)``; raises like :attr:`ratio`."""
         p = self.per_seed_param_grad
+        _check_nonzero(p[:, -1], self.width)
         return p[:, 0] / p[:, -1]
+
+
+def _check_nonzero(last: np.ndarray, width: int) -> None:
+    if not np.all(last > 0):
+        raise ValueError(
+            "the last layer's parameter gradient is zero, so the input/output ratio is undefined"
+            + (" (width=1: LayerNorm of a single feature is constant)" if width == 1 else "")
+        )
 
 
 # ----------------------------------------------------------------------------- public API
@@ -122,10 +134,36 @@ class StackResult:
 def deepnorm_constants(depth: int) -> tuple[float, float]:
     """DeepNet's encoder-only constants for ``N = depth`` sublayers.
 
+    Parameters
+    ----------
+    depth : int
+        Number of residual blocks ``N`` (>= 1).
+
     Returns
     -------
     alpha, beta : float
         ``α = (2N)^(1/4)`` and ``β = (8N)^(-1/4)`` (Wang et al., 2022, DeepNet).
+
+    Raises
+    ------
+    TypeError
+        A non-integer ``depth``.
+    ValueError
+        ``depth < 1``.
+
+    Notes
+    -----
+    DeepNorm computes :math:`x_{l+1} = \\mathrm{LN}(\\alpha x_l + G(x_l))` and scales the
+    initial FFN weights by :math:`\\beta`; for an encoder-only model of :math:`N` layers
+    :math:`\\alpha = (2N)^{1/4}`, :math:`\\beta = (8N)^{-1/4}` (Wang et al., 2022, Table 1).
+    Explained in the chapter "DeepNorm" (``book/deepnorm.md``).
+
+    Examples
+    --------
+    >>> from normlib.stack import deepnorm_constants
+    >>> a, b = deepnorm_constants(2)
+    >>> round(a, 6), round(b, 6)
+    (1.414214, 0.5)
     """
     n = _check_count(depth, "depth")
     return (2.0 * n) ** 0.25, (8.0 * n) ** -0.25
@@ -622,11 +660,40 @@ def _draws_only(depth: int, width: int, seeds, scratch: dict) -> None:
 def time_exact_vs_draws(runs=ARTICLE_RUNS, *, width: int = 128, n_seeds: int = 4, repeats: int = 3) -> ExactTiming:
     """Time the exact protocol on ``runs`` against drawing the same random numbers alone.
 
-    Each repeat times the whole set of runs both ways (interleaved, so that machine
-    noise hits both); the medians are returned. The default is the article's full run
-    set at d = 128 with 4 seeds (about 5 s per repeat and way).
+    Parameters
+    ----------
+    runs : sequence of (placement, depth)
+        The stacks to simulate; default :data:`ARTICLE_RUNS`, the article's run set.
+    width : int, keyword-only
+        Model width ``d`` (>= 1).
+    n_seeds : int, keyword-only
+        Seeds per run (>= 1), as in :func:`simulate_stack`.
+    repeats : int, keyword-only
+        Timed repeats (>= 1); the medians are reported.
+
+    Returns
+    -------
+    ExactTiming
+
+    Notes
+    -----
+    Each repeat times the whole set of runs both ways (one after the other, so that
+    machine noise hits both); the medians are returned. With the default, the
+    article's full run set at d = 128 with 4 seeds, one repeat takes about 5 s per way.
+    A measurement of one machine, never asserted on. Reported in the chapter
+    "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``).
     """
     import time
+
+    width = _check_count(width, "width")
+    n_seeds = _check_count(n_seeds, "n_seeds")
+    repeats = _check_count(repeats, "repeats")
+    runs = tuple(runs)
+    if not runs:
+        raise ValueError("runs must contain at least one (placement, depth) pair; got none")
+    for placement, depth in runs:
+        _check_choice(placement, "placement", PLACEMENTS)
+        _check_count(depth, "depth")
 
     exact, draws = [], []
     for _ in range(repeats):
@@ -645,9 +712,33 @@ def time_exact_vs_draws(runs=ARTICLE_RUNS, *, width: int = 128, n_seeds: int = 4
 
 
 def measure_conditional(depth: int = 1000, width: int = 4096, *, placement: str = "pre", repeats: int = 3) -> ConditionalCost:
-    """Median time of one conditional-sampler seed, and its peak traced memory (a separate run)."""
+    """Median time of one conditional-sampler seed, and its peak traced memory (a separate run).
+
+    Parameters
+    ----------
+    depth, width : int
+        Size of the stack (each >= 1).
+    placement : {"post", "pre", "deepnorm"}, keyword-only
+    repeats : int, keyword-only
+        Timed repeats (>= 1).
+
+    Returns
+    -------
+    ConditionalCost
+
+    Notes
+    -----
+    The conditional sampler needs O(depth · d) memory (no weight matrix is formed), so
+    the traced peak grows like ``depth · d · 8`` bytes. A measurement, never asserted
+    on. Reported in the chapter "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``).
+    """
     import time
     import tracemalloc
+
+    depth = _check_count(depth, "depth")
+    width = _check_count(width, "width")
+    placement = _check_choice(placement, "placement", PLACEMENTS)
+    repeats = _check_count(repeats, "repeats")
 
     times = []
     for _ in range(repeats):
@@ -667,11 +758,38 @@ def explicit_cost(depth: int = 1000, width: int = 4096, *, probe_widths=(256, 51
                   repeats: int = 3) -> ExplicitCost:
     """Extrapolate the exact method's time to ``depth x width`` from small runs; weight memory exactly.
 
-    The exact method draws ``8 d²`` normals per layer and does four matrix-vector
-    products over them, so its time is proportional to ``depth · d²``; the cost per
-    weight is taken from the largest probe width (median of ``repeats``).
+    Parameters
+    ----------
+    depth, width : int
+        The size to extrapolate to (each >= 1).
+    probe_widths : sequence of int, keyword-only
+        Widths actually run (non-empty); the last one sets the cost per weight.
+    probe_depth : int, keyword-only
+        Depth of the probe runs (>= 1).
+    repeats : int, keyword-only
+        Timed repeats per probe (>= 1).
+
+    Returns
+    -------
+    ExplicitCost
+
+    Notes
+    -----
+    The exact method draws :math:`8 d^2` normals per layer and does four matrix-vector
+    products over them, so its time is proportional to :math:`L \\cdot d^2`; the cost per
+    weight is taken from the last probe width (median of ``repeats``), and the weights
+    take :math:`8 L d^2 \\cdot 8` bytes. Reported in the chapter "Pre-Norm vs Post-Norm"
+    (``book/pre-vs-post.md``).
     """
     import time
+
+    depth = _check_count(depth, "depth")
+    width = _check_count(width, "width")
+    probe_depth = _check_count(probe_depth, "probe_depth")
+    repeats = _check_count(repeats, "repeats")
+    probe_widths = tuple(_check_count(d, "each probe width") for d in probe_widths)
+    if not probe_widths:
+        raise ValueError("probe_widths must name at least one width to run; got none")
 
     per_weight = []
     for d in probe_widths:

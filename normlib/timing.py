@@ -158,6 +158,7 @@ def median_time(
     The median of several repeats is the robust summary; the minimum (``.best``)
     is what :mod:`timeit` recommends for a quiet machine. Neither makes a timing on
     a shared machine exact: compare candidates with :func:`interleaved_times`.
+    Used for the measured costs in the chapter "RMSNorm" (``book/rmsnorm.md``).
 
     Examples
     --------
@@ -195,6 +196,19 @@ def interleaved_times(
     -------
     dict of str to Timing
         In the order of ``fns``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`median_time`; also an empty or non-mapping ``fns`` or a
+        non-callable entry (the message names it).
+
+    Notes
+    -----
+    In repeat :math:`r` the candidates run in the order of ``fns`` rotated by
+    :math:`r \\bmod k` (:math:`k` candidates), so each one runs first equally often.
+    The ratio of two medians is the number to report; it is still a measurement of
+    one machine. Used in the chapter "RMSNorm" (``book/rmsnorm.md``).
 
     Examples
     --------
@@ -284,7 +298,8 @@ def count_array_ops(fn: Callable[..., object], *arrays, **kwargs) -> OpCount:
     (``np.add``, ``np.multiply``, ...) and every reduction built on one
     (``np.mean`` is ``np.add.reduce`` followed by a division), including the ones
     on intermediate arrays derived from the arguments. It does not see work done
-    outside ufuncs (copies, ``astype``, BLAS calls).
+    outside ufuncs (copies, ``astype``, BLAS calls). Used to count the passes over
+    the data of LayerNorm and RMSNorm in the chapter "RMSNorm" (``book/rmsnorm.md``).
 
     Examples
     --------

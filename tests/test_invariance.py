@@ -393,3 +393,35 @@ def test_step_response_bad_input(problem, kwargs, exc):
     args.update(kwargs)
     with pytest.raises(exc):
         inv.ln_step_response(W, X, args.pop("target"), args.pop("scales"), **args)
+
+
+@pytest.mark.parametrize(
+    "x, a, exc, msg",
+    [
+        (np.array([1.0, np.nan, 3.0]), 2.0, ValueError, r"x contains NaN"),  # used to return NaN silently
+        (np.array([1.0, 2.0, 3.0]) + 1j, 2.0, TypeError, r"x must have a real"),  # used to drop the imaginary part
+        (np.array([True, False, True]), 2.0, TypeError, r"x must have a real"),
+        (np.zeros(0), 2.0, ValueError, r"at least one feature"),
+        (np.arange(4.0), "2", TypeError, r"a must be real positive"),  # used to be parsed as 2.0
+        (np.arange(4.0), np.array([2.0, np.nan]), ValueError, r"a must be finite and > 0"),
+    ],
+    ids=["x-nan", "x-complex", "x-bool", "x-empty", "a-str", "a-nan"],
+)
+def test_rescale_residual_rejects_what_it_used_to_accept(x, a, exc, msg):
+    with pytest.raises(exc, match=msg):
+        inv.ln_rescale_residual(x, a, eps=1e-5)
+
+
+def test_rescale_residual_broadcasts_factors_over_a_single_row():
+    """x of shape (d,) and a of shape (k,) give k residuals, each the scalar-a value (as book/layernorm.md uses it)."""
+    x = np.array([1.0, 2.0, 4.0, -1.0])
+    scales = np.array([0.5, 2.0, 10.0])
+    out = inv.ln_rescale_residual(x, scales, eps=1e-3)
+    assert out.shape == (3,)
+    assert_allclose(out, [float(inv.ln_rescale_residual(x, s, eps=1e-3)) for s in scales], rtol=1e-15)
+
+
+def test_step_response_scales_must_be_real(problem):
+    W, X, T = problem
+    with pytest.raises(TypeError, match="scales must be real"):
+        inv.ln_step_response(W, X, T, np.array(["1", "2"]), lr=1e-3)

@@ -407,3 +407,31 @@ def test_fd_bad_calls(case):
     call, exc, msg = BAD_FD[case]
     with pytest.raises(exc, match=msg):
         call()
+
+
+# ----------------------------------------------------------------------------- overflow of the statistics
+
+OVERFLOW_CASES = {
+    # finite input whose squares overflow the compute dtype: used to return zeros (or NaN) with only a warning
+    "layer_norm-f64": (lambda: nl.layer_norm(np.array([1e308, -1e308, 5e307])), "variance overflows float64"),
+    "layer_norm-f32": (lambda: nl.layer_norm(np.array([3e19, 1.0, -2e19], dtype=np.float32)), "variance overflows float32"),
+    "rms_norm": (lambda: nl.rms_norm(np.array([1e200, 2e200])), "mean square overflows float64"),
+    "partial_rms_norm": (lambda: nl.partial_rms_norm(np.array([1e200, 2.0]), p=0.5), "partial mean square overflows"),
+    "layer_norm_vjp": (lambda: nl.layer_norm_vjp(np.array([1e200, 1.0]), np.ones(2)), "variance overflows"),
+    "rms_norm_jacobian": (lambda: nl.rms_norm_jacobian(np.array([1e200, 1.0])), "mean square overflows"),
+    "batch_norm": (lambda: nl.batch_norm(np.array([[1e200], [-1e200]]), training=True), "batch variance overflows"),
+}
+
+
+@pytest.mark.parametrize("case", list(OVERFLOW_CASES), ids=list(OVERFLOW_CASES))
+def test_statistics_that_overflow_raise(case):
+    """|x| beyond sqrt(max of the compute dtype) overflows x²: a ValueError that says how to fix it, no warning, no NaN."""
+    call, msg = OVERFLOW_CASES[case]
+    with pytest.raises(ValueError, match=msg + r".*rescale x"):
+        call()
+
+
+def test_large_but_safe_values_still_normalize():
+    """Control: |x| ~ 1e150 squares to 1e300 < 1.8e308, so LN works and equals LN(x / 1e150) (scale invariance, eps negligible)."""
+    x = np.array([1e150, -1e150, 3e149])
+    assert_allclose(nl.layer_norm(x), nl.layer_norm(x / 1e150, eps=0.0), **TOL["float64"])

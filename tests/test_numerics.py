@@ -117,3 +117,34 @@ def test_fd_bad_input(call, exc, msg):
     """Bad points, steps, functions and cotangents raise with a message saying what was expected."""
     with pytest.raises(exc, match=msg):
         call()
+
+
+# ----------------------------------------------------------------------------- silent broadcasting and NaN
+
+
+def test_fd_vjp_refuses_a_cotangent_of_the_wrong_shape():
+    """dy of shape (1,) against f(x) of shape (3,) used to broadcast silently and return 3·dyᵀJ-like nonsense."""
+    with pytest.raises(ValueError, match=r"dy must have the shape of f\(x\), \(3,\); got shape \(1,\)"):
+        nl.fd_vjp(lambda z: 2.0 * z, np.ones(3), np.ones(1))
+
+
+def test_fd_vjp_of_a_matrix_valued_map():
+    """dy may have any shape, as long as it is f(x)'s: f(x) = outer(x, x) at (1, 2), dy = ones: d/dx sum(x xᵀ) = 2·sum(x)·1 = [6, 6]."""
+    assert_allclose(nl.fd_vjp(lambda z: np.outer(z, z), np.array([1.0, 2.0]), np.ones((2, 2))), [6.0, 6.0], **TOL["smooth"])
+
+
+@pytest.mark.parametrize(
+    ("f", "exc", "msg"),
+    [
+        (np.sum, ValueError, r"f must return a 1-D array.*got shape \(\)"),
+        (lambda z: np.outer(z, z), ValueError, r"f must return a 1-D array.*got shape \(2, 2\)"),
+        (lambda z: z / (z - z), ValueError, r"f returned NaN or infinite values"),
+        (lambda z: z > 0, TypeError, r"f must return real numbers; got dtype bool"),
+    ],
+    ids=["scalar", "matrix", "nan", "bool"],
+)
+def test_fd_jacobian_refuses_bad_outputs_of_f(f, exc, msg):
+    """fd_jacobian's contract is f: (n,) -> (m,), finite: anything else raises instead of returning NaN or a wrong shape."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        with pytest.raises(exc, match=msg):
+            nl.fd_jacobian(f, np.array([1.0, 2.0]))

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from numpy.testing import assert_allclose, assert_array_equal
 
 import normlib as nl
+import normlib.stack as st_
 from normlib.stack import StackResult, _exact_draws, deepnorm_constants, simulate_stack
 
 # ----------------------------------------------------------------------------- 1. the article's numbers
@@ -416,3 +417,57 @@ def test_exact_redraws_weights_above_the_memory_limit(monkeypatch):
     redrawn = simulate_stack("pre", 6, width=8, n_seeds=2, final_norm=True)
     for q in ("per_seed_hidden_norm", "per_seed_hidden_grad", "per_seed_param_grad"):
         assert_array_equal(getattr(stored, q), getattr(redrawn, q))
+
+
+# ----------------------------------------------------------------------------- 7. the measuring helpers' arguments
+# (what they measure is never asserted: timings belong to one machine at one moment)
+
+BAD_MEASURE = [
+    (lambda: st_.measure_conditional(4, 8, repeats=0), ValueError, "repeats"),  # used to give a NaN median
+    (lambda: st_.measure_conditional(0, 8), ValueError, "depth"),
+    (lambda: st_.measure_conditional(4, 8, placement="middle"), ValueError, "placement"),
+    (lambda: st_.explicit_cost(4, 8, probe_widths=()), ValueError, "probe_widths"),  # used to be an IndexError
+    (lambda: st_.explicit_cost(4, 8, probe_widths=(8.5,)), TypeError, "probe width"),
+    (lambda: st_.explicit_cost(4, 8, probe_depth=0), ValueError, "probe_depth"),
+    (lambda: st_.time_exact_vs_draws((("post", 2),), width=4, repeats=0), ValueError, "repeats"),
+    (lambda: st_.time_exact_vs_draws((), width=4), ValueError, "runs"),
+    (lambda: st_.time_exact_vs_draws((("side", 2),), width=4), ValueError, "placement"),
+]
+
+
+@pytest.mark.parametrize("call, exc, word", BAD_MEASURE)
+def test_measuring_helpers_refuse_bad_arguments(call, exc, word):
+    with pytest.raises(exc, match=word):
+        call()
+
+
+def test_measuring_helpers_return_their_dataclasses():
+    """Tiny sizes: the fields are filled and consistent (no statement about speed)."""
+    t = st_.time_exact_vs_draws((("post", 2), ("pre", 2)), width=4, n_seeds=1, repeats=1)
+    assert isinstance(t, st_.ExactTiming) and t.repeats == 1 and t.exact_s >= 0 and t.draws_s >= 0
+    c = st_.measure_conditional(3, 8, repeats=1)
+    assert (c.depth, c.width) == (3, 8) and c.peak_bytes > 0
+    e = st_.explicit_cost(10, 16, probe_widths=(4, 8), probe_depth=1, repeats=1)
+    assert e.weight_bytes == 10 * 8 * 16 * 16 * 8 and e.probe_widths == (4, 8)
+    assert e.seconds == pytest.approx(e.seconds_per_weight * 10 * 8 * 16 * 16)
+
+
+def test_deepnorm_constants_closed_form_and_bad_depth():
+    """N = 2: α = 4^(1/4) = sqrt(2), β = 16^(-1/4) = 1/2 (DeepNet, encoder-only)."""
+    a, b = deepnorm_constants(2)
+    assert a == pytest.approx(math.sqrt(2.0), rel=1e-15) and b == pytest.approx(0.5, rel=1e-15)
+    with pytest.raises(ValueError, match="depth"):
+        deepnorm_constants(0)
+    with pytest.raises(TypeError, match="depth"):
+        deepnorm_constants(2.0)
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_ratio_of_a_width_one_stack_raises_instead_of_nan(placement):
+    """d = 1: LN of one feature is constant, every parameter gradient is 0 and 0/0 used to return NaN."""
+    res = simulate_stack(placement, 3, width=1, n_seeds=2)
+    assert np.all(res.per_seed_param_grad == 0.0)
+    with pytest.raises(ValueError, match="ratio is undefined.*width=1"):
+        res.ratio
+    with pytest.raises(ValueError, match="ratio is undefined"):
+        res.per_seed_ratio

@@ -129,6 +129,28 @@ def test_finished_claims_have_their_evidence():
     assert not problems, "\n".join(problems)
 
 
+def test_written_chapters_leave_no_claim_pending():
+    """A chapter that is an executable notebook (not a placeholder) owns no 'pending' claim.
+
+    Placeholders are plain MyST pages; once a chapter becomes a jupytext notebook it must
+    give every claim it owns a final status (so C2-C5 can never slip back to pending).
+    """
+    claims, _ = registry()
+    notebooks = {name for name, text in _chapters().items() if text.startswith("---") and "jupytext:" in text[:2000]}
+    pending = sorted(
+        (c.id for c in claims.values() if c.chapter in notebooks and c.status == "pending"), key=_natural
+    )
+    assert not pending, f"claims still pending in written chapters: {pending}"
+
+
+def test_claims_of_the_written_chapters_are_final():
+    """The chapters of the foundation and gradient-ledger work own C2.x-C5.x; none is pending."""
+    claims, _ = registry()
+    owned = [c for c in claims.values() if _natural(c.id)[0] in (2, 3, 4, 5)]
+    assert len(owned) == 6 + 8 + 3 + 10
+    assert all(c.status != "pending" for c in owned), [c.id for c in owned if c.status == "pending"]
+
+
 # ----------------------------------------------------------------------------- (4) checks <-> chapters
 
 

@@ -11,7 +11,15 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_features", "check_eps", "check_param", "compute_dtype"]
+__all__ = [
+    "as_features",
+    "check_choice",
+    "check_eps",
+    "check_int",
+    "check_param",
+    "check_positive_real",
+    "compute_dtype",
+]
 
 
 def _describe(a: np.ndarray) -> str:
@@ -79,3 +87,31 @@ def compute_dtype(*arrays: np.ndarray | None) -> np.dtype:
         if a is not None:
             dt = np.promote_types(dt, a.dtype)
     return dt
+
+
+def check_int(value, name: str, minimum: int = 1) -> int:
+    """Validate an integer count ``>= minimum`` (bools are refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}; got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def check_choice(value, name: str, choices: tuple) -> str:
+    """Validate a string option against its allowed values."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {choices}; got {type(value).__name__} {value!r}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+    return value
+
+
+def check_positive_real(value, name: str) -> float:
+    """Validate a finite real number ``> 0`` (bools are refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number; got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+    return v

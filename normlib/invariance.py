@@ -21,6 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import as_features, check_eps
+from ._validate import check_choice as _check_choice
+from ._validate import check_int as _check_int
+from ._validate import check_positive_real as _check_positive_real
 from .norms import batch_norm, layer_norm, layer_norm_vjp, partial_rms_norm, rms_norm
 
 __all__ = [
@@ -125,31 +128,6 @@ def _as_positive_factors(a, name: str) -> np.ndarray:
     return arr
 
 
-def _check_norm(norm: str) -> str:
-    if not isinstance(norm, str):
-        raise TypeError(f"norm must be a string, one of {NORMS}; got {type(norm).__name__}")
-    if norm not in NORMS:
-        raise ValueError(f"unknown norm {norm!r}; expected one of {NORMS}")
-    return norm
-
-
-def _check_transform(name: str) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"transform must be a string, one of {TRANSFORMS}; got {type(name).__name__}")
-    if name not in TRANSFORMS:
-        raise ValueError(f"unknown transform {name!r}; expected one of {TRANSFORMS}")
-    return name
-
-
-def _check_positive_real(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number; got {type(value).__name__}")
-    v = float(value)
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
-    return v
-
-
 # ----------------------------------------------------------------------------- the layer
 
 
@@ -240,7 +218,7 @@ def normalized_layer(norm: str, W, X, gain=None, bias=None, *, eps: float = 0.0,
 
     See the chapter "LayerNorm" (``book/layernorm.md``).
     """
-    norm = _check_norm(norm)
+    norm = _check_choice(norm, "norm", NORMS)
     Wm = _as_matrix(W, "W")
     Xm = _as_matrix(X, "X")
     if Xm.shape[1] != Wm.shape[1]:
@@ -309,7 +287,7 @@ def transform(name: str, W, X, *, rng) -> tuple[np.ndarray, np.ndarray]:
 
     Ba et al. (2016), §5.1. See the chapter "LayerNorm" (``book/layernorm.md``).
     """
-    name = _check_transform(name)
+    name = _check_choice(name, "transform", TRANSFORMS)
     gen = _as_generator(rng)
     Wm = _as_matrix(W, "W")
     Xm = _as_matrix(X, "X")
@@ -402,14 +380,11 @@ def check_invariance(
     where :math:`h` is the output before and :math:`h^{(t)}` after trial ``t``.
     The cell is invariant when :math:`r \\le` ``tol``. See ``book/layernorm.md``.
     """
-    norm = _check_norm(norm)
-    name = _check_transform(name)
+    norm = _check_choice(norm, "norm", NORMS)
+    name = _check_choice(name, "transform", TRANSFORMS)
     gen = _as_generator(rng)
     tol = _check_positive_real(tol, "tol")
-    if isinstance(trials, (bool, np.bool_)) or not isinstance(trials, numbers.Integral):
-        raise TypeError(f"trials must be a positive int; got {type(trials).__name__}")
-    if trials < 1:
-        raise ValueError(f"trials must be >= 1; got {trials}")
+    trials = _check_int(trials, "trials", 1)
     h = normalized_layer(norm, W, X, gain, bias, eps=eps, p=p)
     scale = float(np.max(np.abs(h)))
     if scale == 0.0:
@@ -440,8 +415,8 @@ class InvarianceTable:
 
     def cell(self, norm: str, name: str) -> InvarianceCell:
         """The cell of one norm and one transformation."""
-        _check_norm(norm)
-        _check_transform(name)
+        _check_choice(norm, "norm", NORMS)
+        _check_choice(name, "transform", TRANSFORMS)
         for c in self.cells:
             if c.norm == norm and c.transform == name:
                 return c
@@ -500,11 +475,9 @@ def invariance_table(
     random transformations. See the chapter "LayerNorm" (``book/layernorm.md``).
     """
     gen = _as_generator(rng)
-    for name, val, least in (("n_cases", n_cases, 2), ("d_in", d_in, 1), ("hidden", hidden, 2)):
-        if isinstance(val, (bool, np.bool_)) or not isinstance(val, numbers.Integral):
-            raise TypeError(f"{name} must be an int; got {type(val).__name__}")
-        if val < least:
-            raise ValueError(f"{name} must be >= {least}; got {val}")
+    n_cases = _check_int(n_cases, "n_cases", 2)
+    d_in = _check_int(d_in, "d_in", 1)
+    hidden = _check_int(hidden, "hidden", 2)
     W = gen.standard_normal((hidden, d_in)) / np.sqrt(d_in)
     X = 0.5 + gen.standard_normal((n_cases, d_in))
     gain = 1.0 + 0.1 * gen.standard_normal(hidden)

@@ -30,7 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validate import check_choice as _check_choice
 from ._validate import check_eps
+from ._validate import check_int as _check_count
+from ._validate import check_positive_real as _check_positive_real
 from .norms import _ln_stats
 
 __all__ = [
@@ -311,31 +314,6 @@ def simulate_stack(
 
 
 # ----------------------------------------------------------------------------- validation
-
-
-def _check_count(n, name: str) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"{name} must be a positive integer; got {type(n).__name__} {n!r}")
-    if n < 1:
-        raise ValueError(f"{name} must be a positive integer (>= 1); got {n!r}")
-    return int(n)
-
-
-def _check_choice(value, name: str, choices: tuple) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be one of {choices}; got {type(value).__name__} {value!r}")
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
-    return value
-
-
-def _check_positive_real(x, name: str) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number; got {type(x).__name__} {x!r}")
-    v = float(x)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite positive number; got {x!r}")
-    return v
 
 
 def _validate(placement, depth, width, n_seeds, final_norm, method, seeds, eps, alpha, beta) -> dict:

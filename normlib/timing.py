@@ -20,13 +20,14 @@ measurements of one machine at one moment.
 from __future__ import annotations
 
 import math
-import numbers
 import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._validate import check_int, check_positive_real
 
 __all__ = ["Timing", "median_time", "interleaved_times", "OpCount", "count_array_ops"]
 
@@ -76,24 +77,13 @@ class Timing:
         return (self.worst - self.best) / self.median if self.median > 0 else math.inf
 
 
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}; got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value!r}")
-    return int(value)
-
-
 def _check_args(repeats, warmup, number, min_time):
-    repeats = _check_int(repeats, "repeats", 1)
-    warmup = _check_int(warmup, "warmup", 0)
+    repeats = check_int(repeats, "repeats", 1)
+    warmup = check_int(warmup, "warmup", 0)
     if number is not None:
-        number = _check_int(number, "number", 1)
-    if isinstance(min_time, (bool, np.bool_)) or not isinstance(min_time, numbers.Real):
-        raise TypeError(f"min_time must be a number of seconds > 0; got {type(min_time).__name__}")
-    if not (math.isfinite(min_time) and min_time > 0):
-        raise ValueError(f"min_time must be a finite number of seconds > 0; got {min_time!r}")
-    return repeats, warmup, number, float(min_time)
+        number = check_int(number, "number", 1)
+    min_time = check_positive_real(min_time, "min_time (seconds)")
+    return repeats, warmup, number, min_time
 
 
 def _calls_for(fn: Callable[[], object], min_time: float) -> int:

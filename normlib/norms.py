@@ -107,6 +107,14 @@ def _rms_stats(xc: np.ndarray, eps: float):
     return rrms, xc * rrms
 
 
+def _ln_vjp_from_stats(x_hat: np.ndarray, rstd, g: np.ndarray) -> np.ndarray:
+    """LayerNorm VJP from saved forward statistics (no validation; shared with ``stack``).
+
+    ``dx = rstd·(g − mean(g) − x_hat·mean(g ⊙ x_hat))`` over the last axis.
+    """
+    return rstd * (g - g.mean(axis=-1, keepdims=True) - x_hat * np.mean(g * x_hat, axis=-1, keepdims=True))
+
+
 def _check_positive(stat: np.ndarray, eps: float, what: str) -> None:
     """Refuse a statistic that overflowed, or a zero one that eps = 0 would divide by."""
     if stat.size and not np.isfinite(stat).all():
@@ -325,8 +333,7 @@ def layer_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     g = g.astype(ct, copy=False)
     if w is not None:
         g = g * w.astype(ct, copy=False)
-    dx = rstd * (g - g.mean(axis=-1, keepdims=True) - x_hat * np.mean(g * x_hat, axis=-1, keepdims=True))
-    return dx.astype(out_dt, copy=False)
+    return _ln_vjp_from_stats(x_hat, rstd, g).astype(out_dt, copy=False)
 
 
 def rms_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:

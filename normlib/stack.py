@@ -35,6 +35,7 @@ from ._validate import check_eps
 from ._validate import check_int as _check_count
 from ._validate import check_positive_real as _check_positive_real
 from .norms import _ln_stats
+from .norms import _ln_vjp_from_stats as _ln_vjp
 
 __all__ = [
     "StackResult",
@@ -369,11 +370,6 @@ def _ln(x: np.ndarray, eps: float):
     """LayerNorm with unit gain: returns ``(x_hat, rstd)``; two-pass variance, eps inside the root."""
     _, rstd, x_hat = _ln_stats(x, eps)
     return x_hat, float(rstd[0])
-
-
-def _ln_vjp(x_hat: np.ndarray, rstd: float, g: np.ndarray) -> np.ndarray:
-    """LayerNorm VJP from the saved ``x_hat`` and ``rstd``: ``rstd (g - mean g - x_hat mean(g x_hat))``."""
-    return rstd * (g - g.mean() - x_hat * (np.dot(g, x_hat) / g.size))
 
 
 # ----------------------------------------------------------------------------- exact protocol

@@ -7,8 +7,6 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 STAMP  := $(VENV)/.installed-$(REQ_HASH)
-MATHJAX_VERSION := 3.2.2
-MATHJAX := .mathjax/mathjax/tex-chtml.js
 
 .PHONY: help setup book test chapter bench clean
 
@@ -25,13 +23,7 @@ $(STAMP): requirements.txt pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-# MathJax 3 is served from the built site so formulas render with no network.
-$(MATHJAX):
-	npm install --no-save --no-audit --no-fund --loglevel=error --prefix .mathjax-npm mathjax@$(MATHJAX_VERSION)
-	rm -rf .mathjax/mathjax && mkdir -p .mathjax
-	cp -r .mathjax-npm/node_modules/mathjax/es5 .mathjax/mathjax
-
-setup: $(STAMP) $(MATHJAX)
+setup: $(STAMP)
 
 book: setup
 	$(BIN)/jupyter-book build . -W -n --keep-going
@@ -47,4 +39,4 @@ bench: setup
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf _build .mathjax .mathjax-npm
+	rm -rf _build

@@ -40,7 +40,7 @@ def test_no_page_loads_scripts_or_styles_from_the_network():
 
 
 def test_mathjax_is_local():
-    """MathJax is loaded from _static (installed from npm), never from a CDN."""
+    """MathJax is loaded from _static (copied from the PyPI package django-static-mathjax), never from a CDN."""
     text = (HTML / "book" / "rmsnorm.html").read_text(encoding="utf-8")
     assert re.search(r'<script[^>]+src="\.\./_static/mathjax/tex-chtml\.js', text)
     assert (HTML / "_static" / "mathjax" / "tex-chtml.js").is_file()

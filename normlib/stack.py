@@ -301,7 +301,9 @@ def simulate_stack(
         finally:
             _return_store(store)
     else:
-        group = max(1, CONDITIONAL_STREAM_BUDGET // ((L + 1) * d * 8))
+        # seeds per group: the streams fit the memory budget, and one layer's (seeds, d)
+        # arrays stay small enough for the cache (larger groups run slower per seed)
+        group = max(1, min(CONDITIONAL_STREAM_BUDGET // ((L + 1) * d * 8), _GROUP_ELEMENTS // d))
         for i in range(0, len(seed_list), group):
             part = slice(i, i + group)
             hn[part], hg[part], pg[part] = _conditional_seeds(seed_list[part], cfg)
@@ -534,6 +536,7 @@ def _exact_draws(seed: int, depth: int, width: int, beta: float = 1.0):
 #: backward pass; seeds are processed in groups that fit (at least one seed per group).
 CONDITIONAL_STREAM_BUDGET = 256 * 1024**2
 _BLOCK = 512  # layers of random numbers drawn per generator call in the conditional sampler
+_GROUP_ELEMENTS = 16384  # at most this many entries (128 KB) per (seeds, d) array of a group
 
 
 def _ln_rows(x: np.ndarray, eps: float, out: np.ndarray | None = None):

@@ -41,7 +41,7 @@ test: setup
 
 pdf: setup
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
-	$(BIN)/python _ext/print_pdf.py _build/singlehtml/index.html _build/pdf/book.pdf
+	$(BIN)/python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf
 	@echo "The PDF is _build/pdf/book.pdf"
 
 chapter: setup

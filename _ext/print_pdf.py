@@ -1,60 +1,60 @@
 """Print the book's single-page HTML to one PDF with headless Chromium (offline).
 
-Usage: ``python _ext/print_pdf.py _build/singlehtml/index.html _build/pdf/book.pdf``
+Usage: ``python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf``
 (``make pdf`` runs it after ``jupyter-book build . --builder singlehtml``).
 
-Chromium runs headless with no network access needed: the page, its figures and the
-MathJax bundle are all local files. ``--virtual-time-budget`` lets the page's scripts
-(MathJax typesetting every formula) finish before the page is printed, so the PDF
-shows typeset math, numbered figures, equations and citations as the HTML does.
+The single page is written where the root document lives (``book/intro.html``, with
+``index.html`` redirecting to it), but its links to ``_static/`` and ``_images/`` are
+relative to the build directory; the page is therefore copied to the build directory
+(``print.html``) before it is opened.
+
+Chromium runs headless and reads only local files: the page, its figures and the MathJax
+bundle. The page is opened over the DevTools protocol (``_ext/browser.py``), and printed
+only after MathJax has typeset every formula and every image has decoded, so the PDF
+shows the math, the numbered figures, equations and citations as the HTML does.
 Debian's package is ``chromium`` (``apt-get install chromium``).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import re
 import sys
-import tempfile
 from pathlib import Path
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--run-all-compositor-stages-before-draw",
-    "--virtual-time-budget=120000",
-    "--no-pdf-header-footer",
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser import Browser, find_chromium  # noqa: E402
 
 
-def find_browser() -> str:
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    raise SystemExit(
-        "make pdf needs a Chromium browser on PATH (Debian: apt-get install chromium); "
-        f"looked for {', '.join(BROWSERS)}"
-    )
+def single_page(build: Path) -> Path:
+    """The single-page HTML, copied next to its _static/ and _images/ folders."""
+    index = build / "index.html"
+    if not index.is_file():
+        raise SystemExit(f"no {index}: build the single-page HTML first (make pdf does)")
+    text = index.read_text(encoding="utf-8")
+    redirect = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', text)
+    if redirect:
+        text = (build / redirect.group(1)).read_text(encoding="utf-8")
+    page = build / "print.html"
+    page.write_text(text, encoding="utf-8")
+    return page
 
 
-def print_pdf(page: Path, out: Path, *, timeout: float = 600.0) -> Path:
-    if not page.is_file():
-        raise SystemExit(f"no {page}: build the single-page HTML first (make pdf does)")
+def print_pdf(build: Path, out: Path) -> Path:
+    page = single_page(build)
+    if find_chromium() is None:
+        raise SystemExit("make pdf needs Chromium on PATH (Debian: apt-get install chromium)")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory() as profile:
-        cmd = [find_browser(), *FLAGS, f"--user-data-dir={profile}", f"--print-to-pdf={out}", page.resolve().as_uri()]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    with Browser(timeout=600.0) as browser:
+        browser.open(page.resolve().as_uri())
+        untyped = browser.evaluate("[...document.querySelectorAll('.math')].filter(m => !m.querySelector('mjx-container')).length")
+        if untyped:
+            raise SystemExit(f"{untyped} formulas were not typeset; not printing")
+        # sphinx-togglebutton opens the exercise solutions when the page is printed
+        browser.evaluate("window.dispatchEvent(new Event('beforeprint')); true")
+        browser.print_pdf(out)
     if not out.is_file() or out.stat().st_size == 0:
-        raise SystemExit(f"Chromium did not write {out} (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+        raise SystemExit(f"Chromium did not write {out}")
     return out
 
 

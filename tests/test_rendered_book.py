@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
-from browser import Browser, find_chromium
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "_ext"))
+from browser import Browser, find_chromium  # noqa: E402  (_ext/browser.py)
+
 HTML = ROOT / "_build" / "html"
 BOOK = ROOT / "book"
 

@@ -1,4 +1,4 @@
-"""A minimal headless-Chromium driver over the DevTools protocol (for the browser tests).
+"""A minimal headless-Chromium driver over the DevTools protocol (browser tests, PDF).
 
 Chromium is started headless with no network use (the book is read from ``file://``)
 and remote debugging on a free port; one websocket to the page target carries
@@ -107,6 +107,24 @@ class Browser:
         if "exceptionDetails" in r:
             raise RuntimeError(f"evaluate failed: {r['exceptionDetails']}")
         return r["result"].get("value")
+
+    def print_pdf(self, path: Path) -> Path:
+        """Print the open page to ``path`` (A4, backgrounds, no header or footer)."""
+        import base64
+
+        r = self.call(
+            "Page.printToPDF",
+            printBackground=True,
+            paperWidth=8.27,
+            paperHeight=11.69,
+            marginTop=0.6,
+            marginBottom=0.6,
+            marginLeft=0.6,
+            marginRight=0.6,
+            displayHeaderFooter=False,
+        )
+        path.write_bytes(base64.b64decode(r["data"]))
+        return path
 
     def open(self, url: str) -> None:
         """Navigate, wait for the load event, then for MathJax (if the page has it)."""

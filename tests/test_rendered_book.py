@@ -133,3 +133,20 @@ def test_page_renders_in_a_real_browser(browser, page):
     raw = sorted(set(_RAW_TEX.findall(r["prose"])))
     assert not raw, f"{page}: raw TeX in the prose: {raw}"
     assert not browser.errors, f"{page}: console errors: {browser.errors}"
+
+
+@needs_browser
+def test_search_works_offline(browser):
+    """The built-in search finds a chapter from the local index, with no network."""
+    import time
+
+    browser.open((HTML / "search.html").as_uri() + "?q=RMSNorm")
+    deadline = time.monotonic() + 30
+    hits = []
+    while time.monotonic() < deadline:
+        hits = browser.evaluate("[...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
+        if hits:
+            break
+        time.sleep(0.2)
+    assert any("rmsnorm" in h for h in hits), f"search for RMSNorm found {hits}"
+    assert not browser.errors, f"search page: console errors: {browser.errors}"

@@ -12,7 +12,7 @@ import html
 
 from .claims import CheckResult, check
 
-__all__ = ["verify", "glue_value", "CheckTable"]
+__all__ = ["verify", "glue_value", "shown_key", "CheckTable"]
 
 
 def glue_value(key: str, value, *, display: bool = False, machine_dependent: bool = False):
@@ -84,14 +84,36 @@ def verify(check_id: str, measured, *, expected: float | None = None) -> CheckRe
     Notes
     -----
     Runs :func:`normlib.claims.check` and glues the measured value (or ``"holds"``
-    for a bool check) under ``check_id`` for the ledger page (``book/ledger.md``).
+    for a bool check) under ``check_id``, for the chapter's prose, and the value as
+    the check table shows it (formatted with the check's ``fmt``, never ``-0.000``)
+    under ``check_id + "__shown"``, for the ledger page (``book/ledger.md``).
     """
     result = check(check_id, measured, expected=expected)
     if result.check.mode == "bool":
         glue_value(check_id, "holds")
     else:
         glue_value(check_id, float(result.measured))
+    glue_value(shown_key(check_id), result.shown)
     return result
+
+
+def shown_key(check_id: str) -> str:
+    """The glue key under which :func:`verify` stores a check's formatted value.
+
+    Parameters
+    ----------
+    check_id : str
+
+    Returns
+    -------
+    str
+        ``check_id + "__shown"``.
+
+    Notes
+    -----
+    The ledger page (``book/ledger.md``) pastes this string (format spec ``s``).
+    """
+    return f"{check_id}__shown"
 
 
 class CheckTable:

@@ -59,10 +59,20 @@ class Browser:
                 raise RuntimeError("Chromium did not start its DevTools endpoint")
             time.sleep(0.05)
         port = int(port_file.read_text().split()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
-            targets = json.load(r)
-        page = next(t for t in targets if t["type"] == "page")
-        self._ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=self.timeout, suppress_origin=True)
+        # the endpoint can lag behind the port file on a loaded machine: retry briefly
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+                    targets = json.load(r)
+                page = next(t for t in targets if t["type"] == "page")
+                self._ws = websocket.create_connection(
+                    page["webSocketDebuggerUrl"], timeout=self.timeout, suppress_origin=True
+                )
+                break
+            except (OSError, StopIteration, websocket.WebSocketException):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
         return self

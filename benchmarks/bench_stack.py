@@ -43,10 +43,16 @@ N_SEEDS = 4
 
 @dataclass(frozen=True)
 class ExactTiming:
-    """Wall times (s) of the exact protocol and of drawing its random numbers alone, one per repeat."""
+    """Times (s) of the exact protocol and of drawing its random numbers alone, one per repeat.
+
+    ``*_s`` are wall-clock times, ``*_cpu_s`` the CPU time of the process that ran them
+    (less sensitive to other processes on a busy machine).
+    """
 
     exact_s: tuple
     draws_s: tuple
+    exact_cpu_s: tuple = ()
+    draws_cpu_s: tuple = ()
 
     @property
     def ratio(self) -> float:
@@ -54,8 +60,15 @@ class ExactTiming:
         return statistics.median(self.exact_s) / statistics.median(self.draws_s)
 
     @property
+    def cpu_ratio(self) -> float:
+        """The same ratio in CPU time (nan when CPU times were not recorded)."""
+        if not self.exact_cpu_s:
+            return float("nan")
+        return statistics.median(self.exact_cpu_s) / statistics.median(self.draws_cpu_s)
+
+    @property
     def pair_ratios(self) -> tuple:
-        """The ratio within each repeat (exact and draws ran back to back), for the spread."""
+        """The wall-time ratio within each repeat (exact and draws ran back to back), for the spread."""
         return tuple(e / r for e, r in zip(self.exact_s, self.draws_s))
 
 
@@ -111,21 +124,23 @@ def run_draws(runs=DEPTH_ROW, *, width: int = WIDTH, n_seeds: int = N_SEEDS) -> 
             rng.standard_normal(width)
 
 
-def _child(kind: str, runs, width: int, n_seeds: int) -> float:
+def _child(kind: str, runs, width: int, n_seeds: int) -> tuple[float, float]:
+    """Run one side here; return (wall seconds, CPU seconds of this process)."""
     fn = {"exact": run_exact, "draws": run_draws}[kind]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     fn(runs, width=width, n_seeds=n_seeds)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
-def _fresh_process(kind: str, runs, width: int, n_seeds: int) -> float:
-    """Run one side in a new Python process; return the wall time it measured for itself."""
+def _fresh_process(kind: str, runs, width: int, n_seeds: int) -> tuple[float, float]:
+    """Run one side in a new Python process; return the (wall, CPU) seconds it measured for itself."""
     spec = ";".join(f"{p}:{L}" for p, L in runs)
     out = subprocess.run(
         [sys.executable, __file__, "--child", kind, "--runs", spec, "--width", str(width), "--seeds", str(n_seeds)],
         check=True, capture_output=True, text=True,
     )
-    return float(out.stdout.strip().splitlines()[-1])
+    wall, cpu = out.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 # ----------------------------------------------------------------------------- measurements
@@ -149,13 +164,12 @@ def time_exact_vs_draws(runs=DEPTH_ROW, *, width: int = WIDTH, n_seeds: int = N_
         check_choice(placement, "placement", PLACEMENTS)
         check_int(depth, "depth")
     one = _fresh_process if fresh else _child
-    exact, draws = [], []
+    t = {"exact": [], "draws": []}
     for i in range(repeats):
-        order = ("exact", "draws") if i % 2 == 0 else ("draws", "exact")
-        t = {kind: one(kind, runs, width, n_seeds) for kind in order}
-        exact.append(t["exact"])
-        draws.append(t["draws"])
-    return ExactTiming(tuple(exact), tuple(draws))
+        for kind in (("exact", "draws") if i % 2 == 0 else ("draws", "exact")):
+            t[kind].append(one(kind, runs, width, n_seeds))
+    return ExactTiming(tuple(w for w, _ in t["exact"]), tuple(w for w, _ in t["draws"]),
+                       tuple(c for _, c in t["exact"]), tuple(c for _, c in t["draws"]))
 
 
 def measure_conditional(depth: int = 1000, width: int = 4096, *, placement: str = "pre",
@@ -244,7 +258,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.child:  # one side of (a), in its own process: print the seconds it took
         runs = tuple((p, int(L)) for p, L in (item.split(":") for item in args.runs.split(";")))
-        print(_child(args.child, runs, args.width, args.seeds))
+        print(*_child(args.child, runs, args.width, args.seeds))
         return
     repeats = args.repeats or (3 if args.quick else 7)
 
@@ -259,9 +273,10 @@ def main(argv=None) -> None:
           ", ".join(f"{p} L={L}" for p, L in DEPTH_ROW))
     n_layers = N_SEEDS * sum(depth for _, depth in DEPTH_ROW)
     print(f"    {N_SEEDS} seeds, d = {WIDTH}: {n_layers} layers, {n_layers * 8 * WIDTH * WIDTH / 1e6:.0f} M normals")
-    print(f"    exact method          {statistics.median(t.exact_s):8.2f} s")
-    print(f"    random numbers alone  {statistics.median(t.draws_s):8.2f} s")
-    print(f"    ratio of medians      {t.ratio:8.3f}   (target <= 1.2; per repeat {min(pr):.3f} to {max(pr):.3f})\n")
+    print(f"    exact method          {statistics.median(t.exact_s):8.2f} s wall, {statistics.median(t.exact_cpu_s):6.2f} s CPU")
+    print(f"    random numbers alone  {statistics.median(t.draws_s):8.2f} s wall, {statistics.median(t.draws_cpu_s):6.2f} s CPU")
+    print(f"    ratio of medians      {t.ratio:8.3f} wall, {t.cpu_ratio:6.3f} CPU   (target <= 1.2; "
+          f"wall ratio per repeat {min(pr):.3f} to {max(pr):.3f})\n")
 
     # (b)
     c = measure_conditional(1000, 4096, repeats=repeats)

@@ -40,7 +40,7 @@ def test_measuring_helpers_return_their_dataclasses():
     """Tiny sizes: the fields are filled and consistent (no statement about speed)."""
     t = bench.time_exact_vs_draws((("post", 2), ("pre", 2)), width=4, n_seeds=1, repeats=2, fresh=False)
     assert len(t.exact_s) == len(t.draws_s) == 2 and min(t.exact_s + t.draws_s) >= 0
-    assert len(t.pair_ratios) == 2 and t.ratio > 0
+    assert len(t.pair_ratios) == 2 and t.ratio > 0 and t.cpu_ratio > 0
     c = bench.measure_conditional(3, 8, repeats=1)
     assert (c.depth, c.width) == (3, 8) and c.peak_bytes > 0
     e = bench.explicit_cost(10, 16, probe_widths=(4, 8), probe_depth=1, repeats=1)
@@ -50,4 +50,5 @@ def test_measuring_helpers_return_their_dataclasses():
 
 def test_a_fresh_process_reports_its_time():
     """One side of (a) in a child process, as the report runs it: a time comes back."""
-    assert bench._fresh_process("draws", (("post", 2),), 4, 1) >= 0.0
+    wall, cpu = bench._fresh_process("draws", (("post", 2),), 4, 1)
+    assert wall >= 0.0 and cpu >= 0.0

@@ -292,9 +292,9 @@ def main(argv=None) -> None:
     print(f"    measured cost per weight at d = {probes[-1]}: {e.seconds_per_weight * 1e9:.2f} ns "
           f"(draw + matrix-vector products)")
     print(f"    extrapolated time     {_duration(e.seconds):>10}   (∝ L·8d², from d = {', '.join(map(str, probes))})")
-    print(f"    all its weights       {_bytes(e.weight_bytes):>10}   (L·8d² float64; the backward pass keeps half)")
+    print(f"    all its weights       {_bytes(e.weight_bytes):>10}   (L·8d² float64; the backward pass keeps three quarters)")
     print(f"    conditional / exact   {c.seconds / e.seconds:.1e} of the time, "
-          f"{c.peak_bytes / (e.weight_bytes / 2):.1e} of the memory")
+          f"{c.peak_bytes / (0.75 * e.weight_bytes):.1e} of the memory")
 
 
 if __name__ == "__main__":

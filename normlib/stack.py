@@ -256,8 +256,9 @@ def simulate_stack(
     ``EXACT_KEEP_LIMIT``). Above ``EXACT_STORE_LIMIT`` (2 GiB, counting ``8d²`` per
     layer) each layer's weights are redrawn in the backward pass from the generator
     state saved in the forward pass (the same numbers, about twice the drawing time).
-    Otherwise the time is close to that of drawing the numbers alone
-    (``benchmarks/bench_stack.py`` measures the ratio).
+    Otherwise the time is that of drawing the numbers plus, mostly, writing the kept
+    weights to memory and reading them back (``benchmarks/bench_stack.py`` measures
+    the ratio to drawing alone).
 
     Conditional sampler: at initialization a block's weights appear nowhere else and
     are independent of its input, so given the forward pass they are Gaussian

@@ -412,7 +412,7 @@ def hidden_grad_norms(model, tokens, mask=None) -> np.ndarray:
     return np.array([float(torch.linalg.norm(g)) for g in grads])
 
 
-def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float:
+def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None, params=None) -> float:
     """DeepNet's model update ``‖ΔF‖``: the change of the final hidden states after one step.
 
     Parameters
@@ -428,6 +428,10 @@ def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float
         whose bias-corrected first step is ``η g / (|g| + 1e-8)``).
     mask : torch.BoolTensor, shape (B, T - 1), optional
         Scored positions of the loss (default: all).
+    params : callable, optional, keyword-only
+        A predicate on parameter names (``model.named_parameters()``): only the
+        parameters it accepts take the step (default: all). DeepNet's analysis covers
+        the branch weights ``attn.v``, ``attn.o``, ``ffn.w1``, ``ffn.w2``.
 
     Returns
     -------
@@ -440,7 +444,7 @@ def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float
     TypeError
         Not a TinyTransformer, bad tokens, or a non-numeric ``lr``.
     ValueError
-        ``lr <= 0`` or an unknown optimizer.
+        ``lr <= 0``, an unknown optimizer, or a ``params`` predicate that selects nothing.
 
     Notes
     -----
@@ -455,8 +459,13 @@ def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float
     _check_tokens(tokens, model)
     lr = check_positive_real(lr, "lr")
     optimizer = check_choice(optimizer, "optimizer", ("sgd", "adam"))
+    if params is not None and not callable(params):
+        raise TypeError(f"params must be a predicate on parameter names (a callable); got {type(params).__name__}")
     stepped = copy.deepcopy(model)
-    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(stepped.parameters(), lr=lr)
+    chosen = [p for name, p in stepped.named_parameters() if params is None or params(name)]
+    if not chosen:
+        raise ValueError("params selects no parameter of the model")
+    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(chosen, lr=lr)
     opt.zero_grad(set_to_none=True)
     stepped.loss(tokens, mask).backward()
     opt.step()
@@ -657,7 +666,7 @@ def train_grid(
     (betas (0.9, 0.98), eps 1e-8, the update of ``torch.optim.AdamW``); the gradient norm
     and clipping are per run. A run whose loss or gradient norm turns non-finite is
     frozen and reported as diverged (see :class:`TrainResult`). Used in the chapter
-    "A real Transformer" (``book/real-transformer.md``).
+    "Warmup and learning rates" (``book/warmup-lr.md``).
     """
     from itertools import product
 
@@ -902,7 +911,7 @@ def train_grids(jobs, *, processes=2, threads=1) -> list:
     threads. The workers are started with the ``spawn`` method (safe after torch has
     started threads) and each result is the same as ``train_grid(**job)`` in a process
     with ``threads`` torch threads. Used by the chapter "Warmup and learning rates"
-    (``book/real-transformer.md`` explains the model).
+    (``book/warmup-lr.md``).
     """
     processes = check_int(processes, "processes")
     threads = check_int(threads, "threads")

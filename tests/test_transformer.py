@@ -488,3 +488,22 @@ def test_train_grids_in_worker_processes_equal_in_process_runs():
             assert not b.loss.flags.writeable  # read-only after the trip through pickle
     with pytest.raises(TypeError, match="dict"):
         tf.train_grids([("post",)])
+
+
+def test_first_update_norm_of_a_parameter_subset():
+    """Updating only some parameters: by hand, and the pieces are additive to first order in η."""
+    model = TinyTransformer("deepnorm", 3, width=16, heads=2, vocab=7, seq_len=6, seed=1).double()
+    tokens, _ = reversal_task(8, seq_len=6, vocab=7, rng=1)
+    branch = lambda n: n.startswith("blocks") and n.split(".")[-2] in ("v", "o", "w1", "w2")  # noqa: E731
+    names = [n for n, _ in model.named_parameters() if branch(n)]
+    grads = torch.autograd.grad(model.loss(tokens), [model.get_parameter(n) for n in names])
+    stepped = TinyTransformer("deepnorm", 3, width=16, heads=2, vocab=7, seq_len=6, seed=1).double()
+    with torch.no_grad():
+        for n, g in zip(names, grads):
+            stepped.get_parameter(n).sub_(1e-3 * g)
+        want = float((stepped.features(tokens[:, :-1]) - model.features(tokens[:, :-1])).pow(2).sum(-1).mean().sqrt())
+    assert first_update_norm(model, tokens, lr=1e-3, params=branch) == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError, match="selects no parameter"):
+        first_update_norm(model, tokens, lr=1e-3, params=lambda n: False)
+    with pytest.raises(TypeError, match="predicate"):
+        first_update_norm(model, tokens, lr=1e-3, params=["blocks.0.ffn.w2.weight"])

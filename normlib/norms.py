@@ -110,9 +110,14 @@ def _rms_stats(xc: np.ndarray, eps: float):
 def _ln_vjp_from_stats(x_hat: np.ndarray, rstd, g: np.ndarray) -> np.ndarray:
     """LayerNorm VJP from saved forward statistics (no validation; shared with ``stack``).
 
-    ``dx = rstd·(g − mean(g) − x_hat·mean(g ⊙ x_hat))`` over the last axis.
+    ``dx = rstd·(g − mean(g) − x_hat·mean(g ⊙ x_hat))`` over the last axis. The means are
+    sums divided by ``d`` (what ``np.mean`` computes, without its per-call overhead, which
+    dominates for the small rows of the stack model).
     """
-    return rstd * (g - g.mean(axis=-1, keepdims=True) - x_hat * np.mean(g * x_hat, axis=-1, keepdims=True))
+    d = g.shape[-1]
+    mean_g = np.add.reduce(g, axis=-1, keepdims=True) / d  # (..., 1)
+    mean_gx = np.add.reduce(g * x_hat, axis=-1, keepdims=True) / d  # (..., 1)
+    return rstd * (g - mean_g - x_hat * mean_gx)
 
 
 def _check_positive(stat: np.ndarray, eps: float, what: str) -> None:

@@ -41,12 +41,6 @@ from .norms import _ln_vjp_from_stats as _ln_vjp
 __all__ = [
     "StackResult",
     "simulate_stack",
-    "ExactTiming",
-    "ConditionalCost",
-    "ExplicitCost",
-    "time_exact_vs_draws",
-    "measure_conditional",
-    "explicit_cost",
 ]
 
 PLACEMENTS = ("post", "pre", "deepnorm")
@@ -221,11 +215,15 @@ def simulate_stack(
 
     Exact protocol (C5.7): for seed ``s``, ``r = default_rng(s)`` draws ``h`` (d
     normals), then per layer ``Z1`` then ``Z2``, then the top gradient (d normals,
-    normalized to unit length). The weights are kept for the backward pass,
-    ``depth · 8d²`` float64 (268 MB at L = 256, d = 128); above
-    ``EXACT_STORE_LIMIT`` (2 GiB) each layer's weights are redrawn in the backward
-    pass from the generator state saved in the forward pass (same numbers, about
-    twice the drawing time). Time is about that of drawing the numbers alone.
+    normalized to unit length). The backward pass needs ``W2`` and the rows of ``W1``
+    of the active units, about ``6d²`` float64 per layer (200 MB at L = 256,
+    d = 128), which are kept, and the buffer is reused by later calls (up to
+    ``EXACT_KEEP_LIMIT``). Above ``EXACT_STORE_LIMIT`` (2 GiB, counting ``8d²`` per
+    layer) each layer's weights are redrawn in the backward pass from the generator
+    state saved in the forward pass (the same numbers, about twice the drawing time).
+    Otherwise the time is that of drawing the numbers plus, mostly, writing the kept
+    weights to memory and reading them back (``benchmarks/bench_stack.py`` measures
+    the ratio to drawing alone).
 
     Conditional sampler: at initialization a block's weights appear nowhere else and
     are independent of its input, so given the forward pass they are Gaussian
@@ -236,8 +234,15 @@ def simulate_stack(
     ``(f·δ)/‖r‖`` along ``r`` and ``N(0, β²‖δ‖²/(4d))`` noise in the other ``n − 1``
     active directions, so ``‖v‖² = (f·δ)²/‖r‖² + β²‖δ‖²/(4d) · χ²_(n−1)``; and
     ``W1ᵀv = u (f·δ)/‖u‖² + P⊥u ζ`` with ``ζ ~ N(0, β²‖v‖²/d · I_d)`` (``a1·v = f·δ``).
-    No 4d-vector and no matrix is ever formed. Derived in the chapter
-    "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``).
+    No 4d-vector and no matrix is ever formed. Seed ``s`` draws from its own
+    ``default_rng(s)``, in this order: ``h`` (d), the counts ``n`` (depth), the forward
+    χ²'s (depth), the branch normals (depth x d), the top gradient (d), the backward
+    χ²'s (depth), and d normals per layer backward, top layer first. The arithmetic
+    runs on groups of seeds at once (vectorized over seeds, one layer at a time), and
+    a seed's numbers do not depend on the other seeds. Memory: the residual stream,
+    ``(depth + 1) · d`` float64 per seed, with groups kept under
+    ``CONDITIONAL_STREAM_BUDGET``. Derived in the chapter "Pre-Norm vs Post-Norm"
+    (``book/pre-vs-post.md``).
 
     Examples
     --------
@@ -247,15 +252,27 @@ def simulate_stack(
     '0.715'
     """
     cfg = _validate(placement, depth, width, n_seeds, final_norm, method, seeds, eps, alpha, beta)
-    run_seed = _exact_seed if cfg["method"] == "exact" else _conditional_seed
     L, d = cfg["depth"], cfg["width"]
     seed_list = cfg["seeds"]
     hn = np.empty((len(seed_list), L))
     hg = np.empty((len(seed_list), L))
     pg = np.empty((len(seed_list), L))
-    scratch = {}
-    for i, s in enumerate(seed_list):
-        hn[i], hg[i], pg[i] = run_seed(np.random.default_rng(s), cfg, scratch)
+    if cfg["method"] == "exact":
+        k = HIDDEN_FACTOR * d
+        fits = L * 2 * k * d * 8 <= EXACT_STORE_LIMIT
+        store = _take_store(L * 2 * k * d if fits else 2 * k * d)
+        try:
+            for i, s in enumerate(seed_list):
+                hn[i], hg[i], pg[i] = _exact_seed(np.random.default_rng(s), cfg, store, fits)
+        finally:
+            _return_store(store)
+    else:
+        # seeds per group: the streams fit the memory budget, and one layer's (seeds, d)
+        # arrays stay small enough for the cache (larger groups run slower per seed)
+        group = max(1, min(CONDITIONAL_STREAM_BUDGET // ((L + 1) * d * 8), _GROUP_ELEMENTS // d))
+        for i in range(0, len(seed_list), group):
+            part = slice(i, i + group)
+            hn[part], hg[part], pg[part] = _conditional_seeds(seed_list[part], cfg)
     arrays = [hn.mean(axis=0), hg.mean(axis=0), pg.mean(axis=0), hn, hg, pg]
     for a in arrays:
         a.setflags(write=False)
@@ -332,74 +349,96 @@ def _validate(placement, depth, width, n_seeds, final_norm, method, seeds, eps, 
 
 
 def _ln(x: np.ndarray, eps: float):
-    """LayerNorm with unit gain: returns ``(x_hat, rstd)``; two-pass variance, eps inside the root."""
-    _, rstd, x_hat = _ln_stats(x, eps)
-    return x_hat, float(rstd[0])
+    """LayerNorm with unit gain of one vector: ``(x_hat, rstd)``; two-pass variance, eps inside the root."""
+    xc = x - np.add.reduce(x) / x.size
+    var = np.dot(xc, xc) / x.size
+    if not (var + eps > 0.0 and math.isfinite(var)):  # eps = 0 and a constant vector, or an overflow
+        _ln_stats(x[None, :], eps)  # raises with the library's message
+    rstd = 1.0 / math.sqrt(var + eps)
+    return xc * rstd, rstd
 
 
 # ----------------------------------------------------------------------------- exact protocol
 
 
-#: Above this many bytes of weights the exact method stops storing them and redraws
-#: each layer's weights in the backward pass from the generator state saved in the
-#: forward pass: the same numbers, about twice the drawing time, O(d²) memory.
+#: Above this many bytes of weights (counted as ``depth · 8d²`` float64, the most the
+#: backward pass can need) the exact method stops storing them and redraws each layer's
+#: weights in the backward pass from the generator state saved in the forward pass:
+#: the same numbers, about twice the drawing time, O(d²) memory.
 EXACT_STORE_LIMIT = 2 * 1024**3
 
+#: The exact method keeps its weight store between calls when it is at most this many
+#: bytes, so that repeated runs in one process reuse memory that is already mapped
+#: (a fresh buffer costs a page fault per page on first touch). Larger stores are freed.
+EXACT_KEEP_LIMIT = 512 * 1024**2
 
-def _draw_buffer(scratch: dict, depth: int, d: int) -> np.ndarray:
-    """One float64 buffer of shape (depth, 8 d²) for the raw weights, reused across seeds."""
-    n = 2 * HIDDEN_FACTOR * d * d
-    buf = scratch.get("weights")
-    if buf is None or buf.shape != (depth, n):
-        buf = np.empty((depth, n))
-        scratch["weights"] = buf
+_KEPT: dict = {}  # the kept weight store, taken out while a call uses it (see _take_store)
+
+
+def _take_store(n: int) -> np.ndarray:
+    """A float64 array of at least ``n`` elements for the weights, reusing the kept one."""
+    buf = _KEPT.pop("store", None)  # atomic: a concurrent call simply allocates its own
+    if buf is None or buf.size < n:
+        buf = np.empty(n)
     return buf
 
 
-def _exact_seed(rng: np.random.Generator, cfg: dict, scratch: dict):
-    """One seed of the article's protocol; returns (hidden_norm, hidden_grad, param_grad)."""
+def _return_store(buf: np.ndarray) -> None:
+    if buf.nbytes <= EXACT_KEEP_LIMIT:
+        _KEPT["store"] = buf
+
+
+def _exact_seed(rng: np.random.Generator, cfg: dict, store: np.ndarray, keep: bool):
+    """One seed of the article's protocol; returns (hidden_norm, hidden_grad, param_grad).
+
+    Per layer the generator fills Z1 (4d x d) and then Z2 (d x 4d) with standard
+    normals (two calls that produce the same numbers as one, in the article's order).
+    The backward pass needs W2 and the rows of W1 of the units with a1 > 0 (about half
+    of them). So when ``keep`` (``store`` has room for every layer), Z2 is drawn straight
+    into ``store`` and Z1 into a scratch buffer whose active rows are then copied next
+    to it: three quarters of the memory of every weight. Otherwise each layer is drawn
+    into the scratch and redrawn backward from the generator state saved forward.
+    """
     L, d, eps = cfg["depth"], cfg["width"], cfg["eps"]
     alpha, beta = cfg["alpha"], cfg["beta"]
     pre = cfg["placement"] == "pre"
     k = HIDDEN_FACTOR * d
     s1, s2 = beta / math.sqrt(d), beta / math.sqrt(k)  # W1 = s1 Z1, W2 = s2 Z2
-    store = L * 2 * k * d * 8 <= EXACT_STORE_LIMIT
-    buf = _draw_buffer(scratch, L if store else 1, d)
-    Z1 = buf[:, : k * d].reshape(len(buf), k, d)  # raw standard normals, layer by layer
-    Z2 = buf[:, k * d :].reshape(len(buf), d, k)
-    states = []  # generator states before each layer's draw (when not storing)
-
-    def draw(l: int) -> int:  # forward: one call per layer, Z1 then Z2 (the article's order)
-        if not store:
-            states.append(rng.bit_generator.state)
-        i = l if store else 0
-        rng.standard_normal(out=buf[i])
-        return i
-
-    def redraw(l: int) -> int:  # backward: the stored layer, or the same numbers again
-        if store:
-            return l
-        gen = np.random.Generator(type(rng.bit_generator)())
-        gen.bit_generator.state = states[l]
-        gen.standard_normal(out=buf[0])
-        return 0
+    raw = store[: 2 * k * d]  # one layer's draw (Z1 then Z2) when not keeping
+    Z1 = np.empty((k, d)) if keep else raw[: k * d].reshape(k, d)  # raw standard normals
+    states = []  # generator states before each layer's draw (when not keeping)
+    offsets = np.zeros(L + 1, dtype=np.int64)  # layer l: Z2 then Z1's active rows, in store[offsets[l]:]
+    active = [None] * L  # indices of the units with a1 > 0
 
     hidden_norm = np.empty(L)
     hidden_grad = np.empty(L)
     param_grad = np.empty(L)
-    relu = np.empty((L, k))  # ReLU(a1) per layer
+    relu_norm = np.empty(L)  # ‖ReLU(a1)‖ per layer
     saved = [None] * L  # pre: (x_hat, rstd) of the stream before the block; post: of z
 
     h = rng.standard_normal(d)
     for l in range(L):
-        i = draw(l)
+        o = offsets[l]
+        if not keep:
+            states.append(rng.bit_generator.state)
+        rng.standard_normal(out=Z1)
         if pre:
             u, rs = _ln(h, eps)
             saved[l] = (u, rs)
         else:
             u = h
-        np.maximum(s1 * (Z1[i] @ u), 0.0, out=relu[l])
-        f = s2 * (Z2[i] @ relu[l])
+        a1 = s1 * (Z1 @ u)
+        act = np.flatnonzero(a1 > 0.0)
+        active[l] = act
+        r = a1[act]  # the nonzero entries of ReLU(a1)
+        relu_norm[l] = math.sqrt(np.dot(r, r))
+        Z2 = store[o : o + k * d].reshape(d, k) if keep else raw[k * d :].reshape(d, k)
+        rng.standard_normal(out=Z2)
+        if keep:
+            z1 = store[o + k * d : o + k * d + act.size * d].reshape(act.size, d)
+            np.take(Z1, act, axis=0, out=z1)
+            offsets[l + 1] = o + k * d + act.size * d
+        f = s2 * (Z2 @ np.maximum(a1, 0.0))
         if pre:
             h = h + f
         else:
@@ -413,15 +452,23 @@ def _exact_seed(rng: np.random.Generator, cfg: dict, scratch: dict):
         g = _ln_vjp(*_ln(h, eps), g)
 
     for l in range(L - 1, -1, -1):
-        r = relu[l]
-        i = redraw(l)
+        act = active[l]
+        if keep:
+            o = offsets[l]
+            Z2 = store[o : o + k * d].reshape(d, k)
+            z1 = store[o + k * d : o + k * d + act.size * d].reshape(act.size, d)
+        else:  # the same numbers again, from the saved generator state
+            gen = np.random.Generator(type(rng.bit_generator)())
+            gen.bit_generator.state = states[l]
+            gen.standard_normal(out=raw)
+            Z2 = raw[k * d :].reshape(d, k)
+            z1 = np.take(Z1, act, axis=0)
         delta = g if pre else _ln_vjp(*saved[l], g)  # gradient at the residual sum z
         n_delta = np.linalg.norm(delta)
         hidden_grad[l] = n_delta
-        param_grad[l] = n_delta * np.linalg.norm(r)
-        v = s2 * (delta @ Z2[i])  # W2ᵀ δ
-        v[r <= 0.0] = 0.0  # ReLU mask (a1 > 0)
-        w = s1 * (v @ Z1[i])  # W1ᵀ v
+        param_grad[l] = n_delta * relu_norm[l]
+        v = s2 * (delta @ Z2)[act]  # W2ᵀ δ at the active units (the mask zeroes the rest)
+        w = s1 * (v @ z1)  # W1ᵀ v
         if pre:
             g = g + _ln_vjp(*saved[l], w)
         else:
@@ -451,12 +498,141 @@ def _exact_draws(seed: int, depth: int, width: int, beta: float = 1.0):
 # ----------------------------------------------------------------------------- conditional sampler
 
 
-def _branch_vjp_given_forward(u, u_sq, r_sq, f, delta, chi, zeta, beta):
-    """Sample ``W1ᵀ(m ⊙ W2ᵀδ)`` given the block's forward pass, without the weights.
+#: Memory budget (bytes) for the residual streams the conditional sampler keeps for its
+#: backward pass; seeds are processed in groups that fit (at least one seed per group).
+CONDITIONAL_STREAM_BUDGET = 256 * 1024**2
+_BLOCK = 512  # layers of random numbers drawn per generator call in the conditional sampler
+_GROUP_ELEMENTS = 16384  # at most this many entries (128 KB) per (seeds, d) array of a group
 
-    Parameters: the branch input ``u`` and ``‖u‖²``; ``‖r‖²`` with ``r = ReLU(a1)``;
-    the branch output ``f = W2 r``; the gradient ``δ`` at ``f``; ``chi ~ χ²_(n-1)`` with
-    ``n`` the number of active units (0 when n <= 1); ``zeta``, d standard normals.
+
+def _ln_rows(x: np.ndarray, eps: float, out: np.ndarray | None = None):
+    """LayerNorm over the last axis of a (seeds, d) array: ``(x_hat, rstd, mean, var)``, the last three (seeds,).
+
+    Two-pass variance, eps inside the root; ``x_hat`` is written into ``out`` when given
+    (which may be ``x`` itself). The caller checks its results for non-finite values
+    once, at the end.
+    """
+    d = x.shape[-1]
+    mean = np.add.reduce(x, axis=-1) / d
+    xc = np.subtract(x, mean[:, None], out=out)
+    var = np.add.reduce(xc * xc, axis=-1) / d
+    if eps == 0.0 and not np.all(var > 0.0):
+        raise ValueError("a row of the residual stream has zero variance and eps=0: LayerNorm divides by zero; pass eps > 0")
+    rstd = 1.0 / np.sqrt(var + eps)
+    xc *= rstd[:, None]
+    return xc, rstd, mean, var
+
+
+def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise dot product of two (seeds, d) arrays; each row is summed on its own."""
+    return np.add.reduce(a * b, axis=-1)
+
+
+def _draw_rows(gens, n_rows: int, d: int) -> np.ndarray:
+    """The next ``n_rows`` rows of d standard normals from every generator: shape (n_rows, seeds, d)."""
+    out = np.empty((len(gens), n_rows, d))
+    for j, gen in enumerate(gens):
+        gen.standard_normal(out=out[j])  # the same numbers as one long draw, row by row
+    return np.ascontiguousarray(out.transpose(1, 0, 2))
+
+
+def _conditional_seeds(seeds, cfg: dict):
+    """The conditional sampler for a group of seeds at once; returns three (seeds, depth) arrays.
+
+    Every seed has its own generator and draws, in this order: ``h0`` (d normals), the
+    active-unit counts (depth binomials), the forward chi-squares (depth), the branch
+    normals (depth x d), the top gradient (d), the backward chi-squares (depth), and
+    the backward normals (depth x d, top layer first). The arithmetic runs on all
+    seeds of the group together, one layer at a time; each seed's row depends only on
+    its own generator.
+    """
+    L, d, eps = cfg["depth"], cfg["width"], cfg["eps"]
+    alpha, beta = cfg["alpha"], cfg["beta"]
+    pre = cfg["placement"] == "pre"
+    k = HIDDEN_FACTOR * d
+    S = len(seeds)
+    gens = [np.random.default_rng(s) for s in seeds]
+
+    hidden_norm = np.empty((S, L))
+    hidden_grad = np.empty((S, L))
+    param_grad = np.empty((S, L))
+    stream = np.empty((L + 1, S, d))  # h_0 ... h_L
+    u_sq = np.empty((L, S))  # ‖u_l‖², u_l the branch input
+    r_sq = np.empty((L, S))  # ‖ReLU(a1_l)‖²
+    rstd = np.empty((L, S))  # rstd of the LayerNorm: pre, of h_l; post/deepnorm, of z_l
+    mean = np.empty((L, S))  # and its mean
+
+    n_active = np.empty((L, S))
+    chi_fwd = np.empty((L, S))
+    for j, gen in enumerate(gens):
+        stream[0, j] = gen.standard_normal(d)
+        n_active[:, j] = gen.binomial(k, 0.5, size=L)  # units with a1 > 0
+        chi_fwd[:, j] = gen.gamma(n_active[:, j] / 2.0, 2.0)  # Σ (a1/scale)² over them ~ χ²_n
+
+    for l0 in range(0, L, _BLOCK):
+        noise = _draw_rows(gens, min(_BLOCK, L - l0), d)  # become f = W2 ReLU(a1)
+        for j in range(len(noise)):
+            l = l0 + j
+            h = stream[l]
+            if pre:
+                u, rstd[l], mean[l], _ = _ln_rows(h, eps)
+            else:
+                u = h
+            u_sq[l] = _rowdot(u, u)
+            r_sq[l] = beta * beta * u_sq[l] / d * chi_fwd[l]  # a1 ~ N(0, β²‖u‖²/d I_4d)
+            f = noise[j]
+            f *= (beta * np.sqrt(r_sq[l] / k))[:, None]  # f ~ N(0, β²‖r‖²/(4d) I_d)
+            if pre:
+                np.add(h, f, out=stream[l + 1])
+                hidden_norm[:, l] = np.sqrt(_rowdot(stream[l + 1], stream[l + 1]) / d)
+            else:
+                f += h if alpha == 1.0 else alpha * h  # z = α h + f
+                _, rstd[l], mean[l], var = _ln_rows(f, eps, out=stream[l + 1])
+                hidden_norm[:, l] = np.sqrt(var) * rstd[l]  # ‖LN(z)‖/√d = sqrt(var/(var + ε))
+
+    g = np.empty((S, d))
+    chi_bwd = np.empty((L, S))
+    for j, gen in enumerate(gens):
+        g[j] = gen.standard_normal(d)
+        g[j] /= np.linalg.norm(g[j])
+        chi_bwd[:, j] = gen.gamma(np.maximum(n_active[:, j] - 1, 0) / 2.0, 2.0)  # χ²_(n−1), 0 when n <= 1
+    if cfg["final_norm"]:
+        x_hat, rs, _, _ = _ln_rows(stream[L], eps)
+        g = _ln_vjp(x_hat, rs[:, None], g)
+
+    for top in range(L, 0, -_BLOCK):
+        noise = _draw_rows(gens, min(_BLOCK, top), d)  # zeta, top layer first
+        for j in range(len(noise)):
+            l = top - 1 - j
+            if pre:
+                u = (stream[l] - mean[l][:, None]) * rstd[l][:, None]  # LN(h_l), as forward
+                delta = g
+                f_delta = _rowdot(stream[l + 1] - stream[l], delta)  # f = h_(l+1) − h_l
+            else:
+                u = stream[l]
+                delta = _ln_vjp(stream[l + 1], rstd[l][:, None], g)
+                # f = z − α h with z = x_hat/rstd + mean, and Σ δ = 0
+                f_delta = _rowdot(stream[l + 1], delta) / rstd[l] - alpha * _rowdot(u, delta)
+            dd = _rowdot(delta, delta)
+            hidden_grad[:, l] = np.sqrt(dd)
+            param_grad[:, l] = hidden_grad[:, l] * np.sqrt(r_sq[l])
+            w = _branch_vjp_rows(u, u_sq[l], r_sq[l], f_delta, dd, chi_bwd[l], noise[j], beta)
+            if pre:
+                g = g + _ln_vjp(u, rstd[l][:, None], w)
+            else:
+                g = alpha * delta + w
+    if not (np.isfinite(hidden_norm).all() and np.isfinite(hidden_grad).all() and np.isfinite(param_grad).all()):
+        raise ValueError("the conditional sampler produced a non-finite value: the stream or gradient overflowed float64")
+    return hidden_norm, hidden_grad, param_grad
+
+
+def _branch_vjp_rows(u, u_sq, r_sq, f_delta, delta_sq, chi, zeta, beta):
+    """Sample ``W1ᵀ(m ⊙ W2ᵀδ)`` given each block's forward pass, for a (seeds, d) group of rows.
+
+    Per row: the branch input ``u`` and ``‖u‖²``; ``‖r‖²`` with ``r = ReLU(a1)``;
+    ``f·δ`` with ``f = W2 r`` the branch output and ``δ`` the gradient at ``f``; ``‖δ‖²``;
+    ``chi ~ χ²_(n-1)`` with ``n`` the number of active units (0 when n <= 1); ``zeta``,
+    d standard normals.
 
     ``v = m ⊙ W2ᵀδ`` lies in the active coordinates; its component along ``r`` is
     fixed by ``W2 r = f`` to ``(f·δ)/‖r‖``, the other ``n - 1`` are
@@ -464,279 +640,15 @@ def _branch_vjp_given_forward(u, u_sq, r_sq, f, delta, chi, zeta, beta):
     ``a1·v = f·δ`` fixes ``W1ᵀv`` along ``u``, and the rest is ``P⊥u ζ`` with
     ``ζ ~ N(0, β²‖v‖²/d I)``.
     """
-    d = u.size
-    f_delta = np.dot(f, delta)
-    v_sq = beta * beta * np.dot(delta, delta) / (HIDDEN_FACTOR * d) * chi
-    if r_sq > 0.0:
+    d = u.shape[-1]
+    v_sq = (beta * beta / (HIDDEN_FACTOR * d)) * delta_sq * chi
+    if np.all(r_sq > 0.0):
         v_sq += f_delta * f_delta / r_sq
-    zeta = zeta * (beta * math.sqrt(v_sq / d))
-    if u_sq > 0.0:  # W1ᵀv = u (a1·v)/‖u‖² + P⊥u ζ
-        return zeta + u * ((f_delta - np.dot(u, zeta)) / u_sq)
-    return zeta
-
-
-
-def _conditional_seed(rng: np.random.Generator, cfg: dict, scratch: dict):
-    """One seed of the same model, sampled by Gaussian conditioning in O(d) per layer.
-
-    Only d-vectors are stored: the residual stream (depth + 1, d) and the branch
-    outputs f (depth, d); the 4d hidden layer enters through three scalars per layer,
-    the number of active units, ‖ReLU(a1)‖² and a chi-square draw for the backward.
-    """
-    L, d, eps = cfg["depth"], cfg["width"], cfg["eps"]
-    alpha, beta = cfg["alpha"], cfg["beta"]
-    pre = cfg["placement"] == "pre"
-    k = HIDDEN_FACTOR * d
-
-    hidden_norm = np.empty(L)
-    hidden_grad = np.empty(L)
-    param_grad = np.empty(L)
-    stream = np.empty((L + 1, d))  # h_0 ... h_L
-    u_sq = np.empty(L)  # ‖u_l‖², u_l = the branch input
-    rstd = np.empty(L)  # pre: LN(h_l)'s rstd; post/deepnorm: LN(z_l)'s rstd
-
-    stream[0] = rng.standard_normal(d)
-    n_active = rng.binomial(k, 0.5, size=L)  # units with a1 > 0
-    chi_fwd = rng.gamma(n_active / 2.0, 2.0)  # Σ over active units of (a1 / scale)² ~ χ²_n
-    branch = rng.standard_normal((L, d))  # becomes f = W2 ReLU(a1), row by row
-    r_sq = np.empty(L)  # ‖ReLU(a1_l)‖²
-
-    for l in range(L):
-        h = stream[l]
-        if pre:
-            u, rstd[l] = _ln(h, eps)
-        else:
-            u = h
-        u_sq[l] = np.dot(u, u)
-        r_sq[l] = beta * beta * u_sq[l] / d * chi_fwd[l]  # a1 ~ N(0, β²‖u‖²/d I_4d)
-        f = branch[l]
-        f *= beta * math.sqrt(r_sq[l] / k)  # f ~ N(0, β²‖r‖²/(4d) I_d)
-        if pre:
-            np.add(h, f, out=stream[l + 1])
-        else:
-            stream[l + 1], rstd[l] = _ln(alpha * h + f, eps)
-        hidden_norm[l] = np.linalg.norm(stream[l + 1]) / math.sqrt(d)
-
-    g = rng.standard_normal(d)
-    g /= np.linalg.norm(g)
-    if cfg["final_norm"]:
-        g = _ln_vjp(*_ln(stream[L], eps), g)
-    chi_bwd = rng.gamma(np.maximum(n_active - 1, 0) / 2.0, 2.0)  # χ²_(n-1), 0 when n <= 1
-
-    for l in range(L - 1, -1, -1):
-        u = _ln(stream[l], eps)[0] if pre else stream[l]
-        delta = g if pre else _ln_vjp(stream[l + 1], rstd[l], g)
-        n_delta = np.linalg.norm(delta)
-        hidden_grad[l] = n_delta
-        param_grad[l] = n_delta * math.sqrt(r_sq[l])
-        w = _branch_vjp_given_forward(u, u_sq[l], r_sq[l], branch[l], delta, chi_bwd[l], rng.standard_normal(d), beta)
-        if pre:
-            g = g + _ln_vjp(u, rstd[l], w)
-        else:
-            g = alpha * delta + w
-    return hidden_norm, hidden_grad, param_grad
-
-
-# ----------------------------------------------------------------------------- timing
-# Measurements for benchmarks/bench_stack.py and for the chapter (quick versions).
-
-#: The article's runs (C5.7): L = 64 for both placements, then L = 16, 64, 256 for each.
-ARTICLE_RUNS = (("post", 64), ("pre", 64)) + tuple((p, L) for p in ("post", "pre") for L in (16, 64, 256))
-
-
-@dataclass(frozen=True)
-class ExactTiming:
-    """Median wall times (s) of the exact protocol and of drawing its random numbers alone."""
-
-    exact_s: float
-    draws_s: float
-    repeats: int
-
-    @property
-    def ratio(self) -> float:
-        """``exact_s / draws_s``: what the model costs on top of the random numbers."""
-        return self.exact_s / self.draws_s
-
-
-@dataclass(frozen=True)
-class ConditionalCost:
-    """Wall time (median, s) and traced peak memory (bytes) of one conditional run."""
-
-    depth: int
-    width: int
-    seconds: float
-    peak_bytes: int
-
-
-@dataclass(frozen=True)
-class ExplicitCost:
-    """What the exact (weight-drawing) method would need at a given size.
-
-    ``seconds`` is extrapolated as ``seconds_per_weight · depth · 8 d²`` from runs at
-    ``probe_widths``; ``weight_bytes = depth · 8 d² · 8`` is the float64 storage of
-    the weights that its backward pass reuses.
-    """
-
-    depth: int
-    width: int
-    seconds: float
-    weight_bytes: int
-    seconds_per_weight: float
-    probe_widths: tuple
-
-
-def _draws_only(depth: int, width: int, seeds, scratch: dict) -> None:
-    """The generator calls of the exact protocol, and nothing else."""
-    buf = _draw_buffer(scratch, depth, width)
-    for s in seeds:
-        rng = np.random.default_rng(s)
-        rng.standard_normal(width)
-        for l in range(depth):
-            rng.standard_normal(out=buf[l])
-        rng.standard_normal(width)
-
-
-def time_exact_vs_draws(runs=ARTICLE_RUNS, *, width: int = 128, n_seeds: int = 4, repeats: int = 3) -> ExactTiming:
-    """Time the exact protocol on ``runs`` against drawing the same random numbers alone.
-
-    Parameters
-    ----------
-    runs : sequence of (placement, depth)
-        The stacks to simulate; default :data:`ARTICLE_RUNS`, the article's run set.
-    width : int, keyword-only
-        Model width ``d`` (>= 1).
-    n_seeds : int, keyword-only
-        Seeds per run (>= 1), as in :func:`simulate_stack`.
-    repeats : int, keyword-only
-        Timed repeats (>= 1); the medians are reported.
-
-    Returns
-    -------
-    ExactTiming
-
-    Notes
-    -----
-    Each repeat times the whole set of runs both ways (one after the other, so that
-    machine noise hits both); the medians are returned. With the default, the
-    article's full run set at d = 128 with 4 seeds, one repeat takes about 5 s per way.
-    A measurement of one machine, never asserted on. Reported in the chapter
-    "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``).
-    """
-    import time
-
-    width = _check_count(width, "width")
-    n_seeds = _check_count(n_seeds, "n_seeds")
-    repeats = _check_count(repeats, "repeats")
-    runs = tuple(runs)
-    if not runs:
-        raise ValueError("runs must contain at least one (placement, depth) pair; got none")
-    for placement, depth in runs:
-        _check_choice(placement, "placement", PLACEMENTS)
-        _check_count(depth, "depth")
-
-    exact, draws = [], []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for placement, depth in runs:
-            simulate_stack(placement, depth, width=width, n_seeds=n_seeds)
-        t1 = time.perf_counter()
-        scratch: dict = {}
-        for _placement, depth in runs:
-            _draws_only(depth, width, range(n_seeds), scratch)
-            scratch.clear()
-        t2 = time.perf_counter()
-        exact.append(t1 - t0)
-        draws.append(t2 - t1)
-    return ExactTiming(float(np.median(exact)), float(np.median(draws)), repeats)
-
-
-def measure_conditional(depth: int = 1000, width: int = 4096, *, placement: str = "pre", repeats: int = 3) -> ConditionalCost:
-    """Median time of one conditional-sampler seed, and its peak traced memory (a separate run).
-
-    Parameters
-    ----------
-    depth, width : int
-        Size of the stack (each >= 1).
-    placement : {"post", "pre", "deepnorm"}, keyword-only
-    repeats : int, keyword-only
-        Timed repeats (>= 1).
-
-    Returns
-    -------
-    ConditionalCost
-
-    Notes
-    -----
-    The conditional sampler needs O(depth · d) memory (no weight matrix is formed), so
-    the traced peak grows like ``depth · d · 8`` bytes. A measurement, never asserted
-    on. Reported in the chapter "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``).
-    """
-    import time
-    import tracemalloc
-
-    depth = _check_count(depth, "depth")
-    width = _check_count(width, "width")
-    placement = _check_choice(placement, "placement", PLACEMENTS)
-    repeats = _check_count(repeats, "repeats")
-
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        simulate_stack(placement, depth, width=width, n_seeds=1, method="conditional")
-        times.append(time.perf_counter() - t0)
-    tracemalloc.start()
-    try:
-        simulate_stack(placement, depth, width=width, n_seeds=1, method="conditional")
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return ConditionalCost(depth, width, float(np.median(times)), int(peak))
-
-
-def explicit_cost(depth: int = 1000, width: int = 4096, *, probe_widths=(256, 512), probe_depth: int = 4,
-                  repeats: int = 3) -> ExplicitCost:
-    """Extrapolate the exact method's time to ``depth x width`` from small runs; weight memory exactly.
-
-    Parameters
-    ----------
-    depth, width : int
-        The size to extrapolate to (each >= 1).
-    probe_widths : sequence of int, keyword-only
-        Widths actually run (non-empty); the last one sets the cost per weight.
-    probe_depth : int, keyword-only
-        Depth of the probe runs (>= 1).
-    repeats : int, keyword-only
-        Timed repeats per probe (>= 1).
-
-    Returns
-    -------
-    ExplicitCost
-
-    Notes
-    -----
-    The exact method draws :math:`8 d^2` normals per layer and does four matrix-vector
-    products over them, so its time is proportional to :math:`L \\cdot d^2`; the cost per
-    weight is taken from the last probe width (median of ``repeats``), and the weights
-    take :math:`8 L d^2 \\cdot 8` bytes. Reported in the chapter "Pre-Norm vs Post-Norm"
-    (``book/pre-vs-post.md``).
-    """
-    import time
-
-    depth = _check_count(depth, "depth")
-    width = _check_count(width, "width")
-    probe_depth = _check_count(probe_depth, "probe_depth")
-    repeats = _check_count(repeats, "repeats")
-    probe_widths = tuple(_check_count(d, "each probe width") for d in probe_widths)
-    if not probe_widths:
-        raise ValueError("probe_widths must name at least one width to run; got none")
-
-    per_weight = []
-    for d in probe_widths:
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            simulate_stack("pre", probe_depth, width=d, n_seeds=1)
-            times.append(time.perf_counter() - t0)
-        per_weight.append(float(np.median(times)) / (probe_depth * 2 * HIDDEN_FACTOR * d * d))
-    n_weights = depth * 2 * HIDDEN_FACTOR * width * width
-    return ExplicitCost(depth, width, per_weight[-1] * n_weights, n_weights * 8, per_weight[-1], tuple(probe_widths))
+    else:  # no active unit (tiny widths): r = 0 and f = 0
+        v_sq += f_delta * f_delta / np.where(r_sq > 0.0, r_sq, np.inf)
+    zeta = zeta * (beta * np.sqrt(v_sq / d))[:, None]
+    if np.all(u_sq > 0.0):
+        along_u = (f_delta - _rowdot(u, zeta)) / u_sq
+    else:  # u = 0 (width 1): W1ᵀv = ζ
+        along_u = np.where(u_sq > 0.0, f_delta - _rowdot(u, zeta), 0.0) / np.where(u_sq > 0.0, u_sq, 1.0)
+    return zeta + u * along_u[:, None]

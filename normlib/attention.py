@@ -345,7 +345,7 @@ def overflow_threshold(d, *, scale: str = "after", dtype: str = "float16") -> fl
         \\text{after: } \\|q\\|\\|k\\| \\ge R, \\qquad
         \\text{before: } \\frac{\\|q\\|\\|k\\|}{\\sqrt d} \\ge R .
 
-    In terms of the logit, "after" overflows once the logit reaches ``R/√d`` (5792 for
+    In terms of the logit, "after" overflows once the logit reaches ``R/√d`` (5791 for
     float16 and d = 128), "before" only when the logit itself reaches ``R``.
     Explained in the chapter "QK-Norm and half precision" (``book/qk-norm.md``).
 

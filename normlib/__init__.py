@@ -9,6 +9,7 @@ import time (``plotting`` and ``book`` import them inside their functions).
 """
 
 from . import attention, claims
+from .deepnorm import deepnorm_constants
 from .norms import (
     BatchNormResult,
     batch_norm,
@@ -28,6 +29,7 @@ from .stack import StackResult, simulate_stack
 __all__ = [
     "attention",
     "claims",
+    "deepnorm_constants",
     "BatchNormResult",
     "batch_norm",
     "layer_norm",

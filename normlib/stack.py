@@ -34,13 +34,13 @@ from ._validate import check_choice as _check_choice
 from ._validate import check_eps
 from ._validate import check_int as _check_count
 from ._validate import check_positive_real as _check_positive_real
+from .deepnorm import deepnorm_constants
 from .norms import _ln_stats
 from .norms import _ln_vjp_from_stats as _ln_vjp
 
 __all__ = [
     "StackResult",
     "simulate_stack",
-    "deepnorm_constants",
     "ExactTiming",
     "ConditionalCost",
     "ExplicitCost",
@@ -135,44 +135,6 @@ def _check_nonzero(last: np.ndarray, width: int) -> None:
 # ----------------------------------------------------------------------------- public API
 
 
-def deepnorm_constants(depth: int) -> tuple[float, float]:
-    """DeepNet's encoder-only constants for ``N = depth`` sublayers.
-
-    Parameters
-    ----------
-    depth : int
-        Number of residual blocks ``N`` (>= 1).
-
-    Returns
-    -------
-    alpha, beta : float
-        ``α = (2N)^(1/4)`` and ``β = (8N)^(-1/4)`` (Wang et al., 2022, DeepNet).
-
-    Raises
-    ------
-    TypeError
-        A non-integer ``depth``.
-    ValueError
-        ``depth < 1``.
-
-    Notes
-    -----
-    DeepNorm computes :math:`x_{l+1} = \\mathrm{LN}(\\alpha x_l + G(x_l))` and scales the
-    initial FFN weights by :math:`\\beta`; for an encoder-only model of :math:`N` layers
-    :math:`\\alpha = (2N)^{1/4}`, :math:`\\beta = (8N)^{-1/4}` (Wang et al., 2022, Table 1).
-    Explained in the chapter "DeepNorm" (``book/deepnorm.md``).
-
-    Examples
-    --------
-    >>> from normlib.stack import deepnorm_constants
-    >>> a, b = deepnorm_constants(2)
-    >>> round(a, 6), round(b, 6)
-    (1.414214, 0.5)
-    """
-    n = _check_count(depth, "depth")
-    return (2.0 * n) ** 0.25, (8.0 * n) ** -0.25
-
-
 def simulate_stack(
     placement: str,
     depth: int,
@@ -212,8 +174,11 @@ def simulate_stack(
         LayerNorm epsilon, inside the square root (>= 0).
     alpha, beta : float, optional
         DeepNorm only: residual weight α and the initialization scale β of both FFN
-        weights. Default: DeepNet's encoder-only constants with ``N = depth``,
-        ``α = (2N)^(1/4)``, ``β = (8N)^(-1/4)``.
+        weights. Default: DeepNet's encoder-only constants
+        (:func:`normlib.deepnorm_constants`) with ``N = depth / 2`` layers: each
+        block here is one FFN sublayer, a DeepNet layer has two sublayers, and
+        DeepNet's bound sums over the ``2N`` sublayers; so ``α = depth^(1/4)``,
+        ``β = (4 depth)^(-1/4)``.
 
     Returns
     -------
@@ -333,7 +298,7 @@ def _validate(placement, depth, width, n_seeds, final_norm, method, seeds, eps, 
             "already ends with a LayerNorm); got placement=" + repr(placement)
         )
     if placement == "deepnorm":
-        a0, b0 = deepnorm_constants(depth)
+        a0, b0 = deepnorm_constants("encoder", N=depth / 2)  # depth sublayers = 2N sublayers
         alpha = a0 if alpha is None else _check_positive_real(alpha, "alpha")
         beta = b0 if beta is None else _check_positive_real(beta, "beta")
     else:

@@ -22,7 +22,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import normlib as nl
 import normlib.stack as st_
-from normlib.stack import StackResult, _exact_draws, deepnorm_constants, simulate_stack
+from normlib import deepnorm_constants
+from normlib.stack import StackResult, _exact_draws, simulate_stack
 
 # ----------------------------------------------------------------------------- 1. the article's numbers
 
@@ -224,8 +225,9 @@ def test_per_seed_rows_do_not_depend_on_the_other_seeds(method):
 def test_deepnorm_defaults_and_reduction_to_post():
     L = 12
     res = simulate_stack("deepnorm", L, width=8, n_seeds=2)
-    assert res.alpha == pytest.approx((2 * L) ** 0.25) and res.beta == pytest.approx((8 * L) ** -0.25)
-    assert (res.alpha, res.beta) == deepnorm_constants(L)
+    # L FFN sublayers = 2N sublayers of DeepNet's bound: N = L/2, α = L^(1/4), β = (4L)^(-1/4)
+    assert res.alpha == pytest.approx(L**0.25) and res.beta == pytest.approx((4 * L) ** -0.25)
+    assert (res.alpha, res.beta) == deepnorm_constants("encoder", N=L / 2)
     # α = β = 1 is exactly Post-Norm, with the same random stream
     a = simulate_stack("deepnorm", L, width=8, n_seeds=2, alpha=1.0, beta=1.0)
     b = simulate_stack("post", L, width=8, n_seeds=2)
@@ -450,16 +452,6 @@ def test_measuring_helpers_return_their_dataclasses():
     e = st_.explicit_cost(10, 16, probe_widths=(4, 8), probe_depth=1, repeats=1)
     assert e.weight_bytes == 10 * 8 * 16 * 16 * 8 and e.probe_widths == (4, 8)
     assert e.seconds == pytest.approx(e.seconds_per_weight * 10 * 8 * 16 * 16)
-
-
-def test_deepnorm_constants_closed_form_and_bad_depth():
-    """N = 2: α = 4^(1/4) = sqrt(2), β = 16^(-1/4) = 1/2 (DeepNet, encoder-only)."""
-    a, b = deepnorm_constants(2)
-    assert a == pytest.approx(math.sqrt(2.0), rel=1e-15) and b == pytest.approx(0.5, rel=1e-15)
-    with pytest.raises(ValueError, match="depth"):
-        deepnorm_constants(0)
-    with pytest.raises(TypeError, match="depth"):
-        deepnorm_constants(2.0)
 
 
 @pytest.mark.parametrize("placement", ["post", "pre"])

@@ -1,0 +1,685 @@
+"""A small decoder-style Transformer with a switch for where the LayerNorm sits (PyTorch).
+
+The only module of normlib that imports torch (import it explicitly as
+``normlib.transformer``; ``import normlib`` never loads torch). It holds
+
+* :class:`TinyTransformer`: token + learned position embeddings, ``depth`` blocks of
+  causal multi-head self-attention and a ReLU FFN (hidden width ``4 d``), an output
+  head; the block reads like its equations (nanoGPT is the model):
+
+  - ``"post"``:     ``x = LN(x + Attn(x));      x = LN(x + FFN(x))``
+  - ``"pre"``:      ``x = x + Attn(LN(x));      x = x + FFN(LN(x))``, and a final LN
+  - ``"deepnorm"``: ``x = LN(α x + Attn(x));    x = LN(α x + FFN(x))``, with DeepNet's
+    decoder-only constants α = (2M)^(1/4), β = (8M)^(-1/4) for M = ``depth`` layers,
+    β scaling the initial FFN, value and output projection weights (not Q and K);
+
+* the seeded synthetic task (:func:`reversal_task`: reverse a sequence of symbols);
+* :func:`train` (AdamW, optional linear warmup, cosine decay, optional clipping),
+  recording the loss, the gradient norm and the largest attention logit per step;
+* measurements at initialization: :func:`ffn_grad_norms` (Xiong et al.'s Figure 3),
+  :func:`hidden_grad_norms`, and :func:`first_update_norm` (DeepNet's model update).
+
+Randomness is passed in as a seed: every weight is drawn from
+``numpy.random.default_rng(seed)``, parameter by parameter in registration order, so
+the same seed gives the same raw draws for every placement (DeepNorm's weights are
+Post-LN's times β) and the global torch generator is never used.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._validate import check_choice, check_int, check_positive_real
+from .deepnorm import deepnorm_constants
+
+__all__ = [
+    "PLACEMENTS",
+    "INITS",
+    "TinyTransformer",
+    "TrainResult",
+    "reversal_task",
+    "ffn_grad_norms",
+    "hidden_grad_norms",
+    "first_update_norm",
+    "lr_schedule",
+    "train",
+]
+
+PLACEMENTS = ("post", "pre", "deepnorm")
+INITS = ("xavier", "gpt2")
+SEPARATOR = 0  # token 0 separates a sequence from its reversal; symbols are 1 .. vocab-1
+_EVAL_SEED = (20_240_229, 2)  # the held-out batch every run is scored on (independent of the run's seed)
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+class HeadRMSNorm(nn.Module):
+    """RMSNorm over the head dimension (QK-Norm): ``g * x / sqrt(mean(x^2) + eps)``."""
+
+    def __init__(self, head_dim: int, *, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(head_dim))
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention; keeps the largest |logit| of its last forward."""
+
+    def __init__(self, width: int, heads: int, seq_len: int, qk_norm: bool):
+        super().__init__()
+        self.heads, self.head_dim = heads, width // heads
+        self.q = nn.Linear(width, width, bias=False)
+        self.k = nn.Linear(width, width, bias=False)
+        self.v = nn.Linear(width, width, bias=False)
+        self.o = nn.Linear(width, width, bias=False)
+        self.q_norm = HeadRMSNorm(self.head_dim) if qk_norm else None
+        self.k_norm = HeadRMSNorm(self.head_dim) if qk_norm else None
+        self.register_buffer("causal", torch.ones(seq_len, seq_len, dtype=torch.bool).tril(), persistent=False)
+        self.max_logit = None  # max |q.k/sqrt(d_h)| over heads and allowed positions, last forward
+
+    def forward(self, x):
+        B, T, C = x.shape
+        split = lambda t: t.view(B, T, self.heads, self.head_dim).transpose(1, 2)  # noqa: E731  (B, H, T, d_h)
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        if self.q_norm is not None:  # QK-Norm over the head dimension (no RoPE here: positions are learned)
+            q, k = self.q_norm(q), self.k_norm(k)
+        logits = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, T, T)
+        allowed = self.causal[:T, :T]
+        self.max_logit = logits.detach().masked_fill(~allowed, 0.0).abs().amax()
+        att = logits.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
+        return self.o((att @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class FFN(nn.Module):
+    """``W2 ReLU(W1 x)``, hidden width ``4 d``."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.w1 = nn.Linear(width, 4 * width, bias=False)
+        self.w2 = nn.Linear(4 * width, width, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.relu(self.w1(x)))
+
+
+class Block(nn.Module):
+    """One layer: an attention sublayer and an FFN sublayer, each with its LayerNorm."""
+
+    def __init__(self, placement: str, width: int, heads: int, seq_len: int, qk_norm: bool, alpha: float):
+        super().__init__()
+        self.placement, self.alpha = placement, alpha
+        self.ln1, self.attn = nn.LayerNorm(width), CausalSelfAttention(width, heads, seq_len, qk_norm)
+        self.ln2, self.ffn = nn.LayerNorm(width), FFN(width)
+
+    def forward(self, x):
+        if self.placement == "pre":
+            x = x + self.attn(self.ln1(x))
+            return x + self.ffn(self.ln2(x))
+        x = self.ln1(self.alpha * x + self.attn(x))  # post: alpha = 1; deepnorm: alpha = (2M)^(1/4)
+        return self.ln2(self.alpha * x + self.ffn(x))
+
+
+class TinyTransformer(nn.Module):
+    """A decoder-only Transformer with the LayerNorm placement as a switch.
+
+    Parameters
+    ----------
+    placement : {"post", "pre", "deepnorm"}
+        Where the LayerNorm sits (see the module docstring); ``"pre"`` adds a final LN.
+    depth : int
+        Number of layers ``M`` (each: attention + FFN sublayer).
+    width : int, keyword-only
+        Model width ``d``; a multiple of ``heads``.
+    heads : int, keyword-only
+        Attention heads.
+    vocab : int, keyword-only
+        Vocabulary size (>= 3).
+    seq_len : int, keyword-only
+        Longest input sequence (the learned position table has this many rows).
+    qk_norm : bool, keyword-only
+        RMSNorm (gain initialized to 1, ε = 1e-6) over the head dimension of q and k.
+    init : {"xavier", "gpt2"}, keyword-only
+        ``"xavier"``: Xavier-normal projections (std sqrt(2/(fan_in + fan_out))),
+        embeddings N(0, 1/2) each so the input has unit variance per coordinate (Xiong
+        et al.'s setting). ``"gpt2"``: N(0, 0.02) for every weight and embedding, the
+        residual projections (attention output, FFN W2) N(0, 0.02/sqrt(2 depth)).
+        ``"deepnorm"`` needs ``"xavier"`` (DeepNet scales Xavier weights by β).
+    seed : int, keyword-only
+        Seed of ``numpy.random.default_rng`` that draws every weight.
+
+    Attributes
+    ----------
+    alpha, beta : float
+        DeepNorm's constants (1.0 for post and pre).
+
+    Notes
+    -----
+    The placements are the equations of the chapter "A real Transformer"
+    (``book/real-transformer.md``); DeepNorm's constants are explained in
+    ``book/deepnorm.md``. LayerNorms have gain 1 and bias 0 at initialization;
+    the linear maps have no bias.
+    """
+
+    def __init__(self, placement, depth, *, width=64, heads=4, vocab=16, seq_len=16, qk_norm=False, init="xavier", seed=0):
+        super().__init__()
+        placement = check_choice(placement, "placement", PLACEMENTS)
+        init = check_choice(init, "init", INITS)
+        depth = check_int(depth, "depth")
+        width = check_int(width, "width")
+        heads = check_int(heads, "heads")
+        vocab = check_int(vocab, "vocab", 3)
+        seq_len = check_int(seq_len, "seq_len")
+        seed = check_int(seed, "seed", 0)
+        if width % heads:
+            raise ValueError(f"width must be a multiple of heads; got width={width}, heads={heads}")
+        if not isinstance(qk_norm, (bool, np.bool_)):
+            raise TypeError(f"qk_norm must be True or False; got {type(qk_norm).__name__} {qk_norm!r}")
+        if placement == "deepnorm" and init != "xavier":
+            raise ValueError("placement='deepnorm' scales a Xavier initialization by beta (DeepNet); use init='xavier'")
+        self.placement, self.depth, self.width, self.heads = placement, depth, width, heads
+        self.vocab, self.seq_len, self.qk_norm, self.init, self.seed = vocab, seq_len, bool(qk_norm), init, seed
+        self.alpha, self.beta = deepnorm_constants("decoder", M=depth) if placement == "deepnorm" else (1.0, 1.0)
+
+        with torch.device("meta"):  # no storage and no draws from torch's global generator; filled below
+            self.tok = nn.Embedding(vocab, width)
+            self.pos = nn.Embedding(seq_len, width)
+            self.blocks = nn.ModuleList(
+                Block(placement, width, heads, seq_len, self.qk_norm, self.alpha) for _ in range(depth)
+            )
+            self.ln_f = nn.LayerNorm(width) if placement == "pre" else nn.Identity()
+            self.head = nn.Linear(width, vocab, bias=False)
+        self.to_empty(device="cpu")
+        self._initialize(np.random.default_rng(seed))
+
+    def _std(self, name: str, p: torch.Tensor) -> float:
+        """The initial standard deviation of a drawn parameter."""
+        if self.init == "gpt2":
+            residual = name.endswith(("attn.o.weight", "ffn.w2.weight"))
+            return 0.02 / math.sqrt(2 * self.depth) if residual else 0.02
+        if name in ("tok.weight", "pos.weight"):
+            return math.sqrt(0.5)
+        fan_out, fan_in = p.shape
+        std = math.sqrt(2.0 / (fan_in + fan_out))  # Xavier normal, gain 1
+        if name.endswith(("attn.v.weight", "attn.o.weight", "ffn.w1.weight", "ffn.w2.weight")):
+            std *= self.beta  # DeepNorm's beta (1 for post and pre); not on Q and K
+        return std
+
+    @torch.no_grad()
+    def _initialize(self, rng: np.random.Generator) -> None:
+        for block in self.blocks:
+            block.attn.causal = torch.ones(self.seq_len, self.seq_len, dtype=torch.bool).tril()
+        for name, p in self.named_parameters():
+            if p.ndim == 1:  # LayerNorm and QK-Norm gains/biases: constants, no draws
+                p.fill_(0.0 if name.endswith("bias") else 1.0)
+                continue
+            z = rng.standard_normal(tuple(p.shape))
+            p.copy_(torch.from_numpy(z * self._std(name, p)))
+
+    def features(self, tokens):
+        """The final hidden states ``F(x)`` (after the final LN for pre), shape (B, T, d)."""
+        T = tokens.shape[1]
+        if T > self.seq_len:
+            raise ValueError(f"tokens has {T} positions; this model reads at most seq_len={self.seq_len}")
+        x = self.tok(tokens) + self.pos.weight[:T]
+        for block in self.blocks:
+            x = block(x)
+        return self.ln_f(x)
+
+    def forward(self, tokens):
+        """Logits over the vocabulary, shape (B, T, vocab)."""
+        return self.head(self.features(tokens))
+
+    def loss(self, tokens, mask=None):
+        """Next-token cross-entropy: predict ``tokens[:, 1:]`` from ``tokens[:, :-1]``.
+
+        ``mask`` (B, T-1) selects the scored positions (default: all); mean over them.
+        """
+        logits = self(tokens[:, :-1])
+        nll = F.cross_entropy(logits.transpose(1, 2), tokens[:, 1:], reduction="none")  # (B, T-1)
+        if mask is None:
+            return nll.mean()
+        return (nll * mask).sum() / mask.sum()
+
+    @property
+    def max_logit(self) -> float:
+        """Largest |attention logit| over all layers and heads in the last forward pass."""
+        values = [b.attn.max_logit for b in self.blocks if b.attn.max_logit is not None]
+        if not values:
+            raise RuntimeError("max_logit is defined after a forward pass")
+        return float(torch.stack(values).max())
+
+
+# ----------------------------------------------------------------------------- the task
+
+
+def reversal_task(batch: int, *, seq_len: int = 16, vocab: int = 16, rng=None):
+    """A batch of the reversal task: ``a_1 … a_n SEP a_n … a_1``.
+
+    Parameters
+    ----------
+    batch : int
+        Number of sequences.
+    seq_len : int, keyword-only
+        The model's input length, even; a sequence has ``n = seq_len / 2`` symbols and
+        ``seq_len + 1`` tokens (input ``tokens[:, :-1]``, targets ``tokens[:, 1:]``).
+    vocab : int, keyword-only
+        Vocabulary size; token 0 is the separator, symbols are drawn uniformly from
+        ``1 … vocab - 1``.
+    rng : numpy.random.Generator or int
+        The source of randomness (an int is a seed for ``numpy.random.default_rng``).
+
+    Returns
+    -------
+    tokens : torch.LongTensor, shape (batch, seq_len + 1)
+    mask : torch.BoolTensor, shape (batch, seq_len)
+        True where the target is a symbol of the reversed half (the scored positions).
+
+    Raises
+    ------
+    TypeError
+        A non-integer count or a missing/invalid ``rng``.
+    ValueError
+        An odd ``seq_len``, ``vocab < 3`` or a count < 1.
+
+    Notes
+    -----
+    A model that has learned nothing but the symbol frequencies scores
+    ``ln(vocab - 1)`` on the scored positions (2.71 for vocab 16). Used in the chapter
+    "A real Transformer" (``book/real-transformer.md``).
+    """
+    batch = check_int(batch, "batch")
+    seq_len = check_int(seq_len, "seq_len", 2)
+    vocab = check_int(vocab, "vocab", 3)
+    if seq_len % 2:
+        raise ValueError(f"seq_len must be even (n symbols, a separator, n reversed); got {seq_len}")
+    if rng is None or isinstance(rng, bool):
+        raise TypeError("rng must be a numpy.random.Generator or an integer seed")
+    rng = np.random.default_rng(rng)
+    n = seq_len // 2
+    a = rng.integers(1, vocab, size=(batch, n))
+    seq = np.concatenate([a, np.full((batch, 1), SEPARATOR), a[:, ::-1]], axis=1)
+    mask = np.zeros((batch, seq_len), dtype=bool)
+    mask[:, n:] = True  # targets tokens[:, n+1:] = the reversed symbols
+    return torch.from_numpy(seq.astype(np.int64)), torch.from_numpy(mask)
+
+
+# ----------------------------------------------------------------------------- measurements at initialization
+
+
+def _check_model(model) -> None:
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model must be a normlib.transformer.TinyTransformer; got {type(model).__name__}")
+
+
+def _check_tokens(tokens, model) -> None:
+    if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.ndim != 2:
+        raise TypeError("tokens must be a torch.LongTensor of shape (B, T)")
+    if tokens.shape[1] < 2:
+        raise ValueError(f"tokens needs at least 2 positions (inputs and next-token targets); got shape {tuple(tokens.shape)}")
+    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= model.vocab):
+        raise ValueError(f"tokens must lie in 0 … {model.vocab - 1}")
+
+
+def ffn_grad_norms(model, tokens, mask=None) -> np.ndarray:
+    """``‖∂loss/∂W2_l‖_F`` of every block's second FFN weight, for one loss on ``tokens``.
+
+    Parameters
+    ----------
+    model : TinyTransformer
+        The model (its parameters' ``.grad`` are left untouched).
+    tokens : torch.LongTensor, shape (B, T)
+        The loss is the next-token cross-entropy of :meth:`TinyTransformer.loss`.
+    mask : torch.BoolTensor, shape (B, T - 1), optional
+        Scored positions (default: all).
+
+    Returns
+    -------
+    numpy.ndarray, shape (depth,)
+        Frobenius norms, block 0 (next to the input) first.
+
+    Raises
+    ------
+    TypeError
+        Not a TinyTransformer, or tokens not a 2-D LongTensor.
+    ValueError
+        Fewer than 2 positions or tokens outside the vocabulary.
+
+    Notes
+    -----
+    Xiong et al. (2020), Figure 3, plot this quantity at initialization for Post-LN and
+    Pre-LN. See the chapter "A real Transformer" (``book/real-transformer.md``).
+    """
+    _check_model(model)
+    _check_tokens(tokens, model)
+    weights = [b.ffn.w2.weight for b in model.blocks]
+    grads = torch.autograd.grad(model.loss(tokens, mask), weights)
+    return np.array([float(torch.linalg.norm(g)) for g in grads])
+
+
+def hidden_grad_norms(model, tokens, mask=None) -> np.ndarray:
+    """``‖∂loss/∂x_l‖_F`` of the residual stream after the embedding (l = 0) and after each block.
+
+    Parameters
+    ----------
+    model : TinyTransformer
+        The model.
+    tokens : torch.LongTensor, shape (B, T)
+        As in :func:`ffn_grad_norms`.
+    mask : torch.BoolTensor, shape (B, T - 1), optional
+        Scored positions (default: all).
+
+    Returns
+    -------
+    numpy.ndarray, shape (depth + 1,)
+        Entry ``l`` is the norm of the gradient at the output of block ``l - 1``
+        (entry 0: the embedding output), over the whole batch.
+
+    Raises
+    ------
+    TypeError
+        Not a TinyTransformer, or tokens not a 2-D LongTensor.
+    ValueError
+        Fewer than 2 positions or tokens outside the vocabulary.
+
+    Notes
+    -----
+    The per-layer factor of this gradient is what Xiong et al.'s Appendix F estimates
+    as :math:`(2/3)^{1/2}` per layer. See ``book/real-transformer.md``.
+    """
+    _check_model(model)
+    _check_tokens(tokens, model)
+    stream = []  # the input of block 0, then the output of every block
+    hooks = [model.blocks[0].register_forward_pre_hook(lambda m, args: stream.append(args[0]))]
+    hooks += [b.register_forward_hook(lambda m, args, out: stream.append(out)) for b in model.blocks]
+    try:
+        loss = model.loss(tokens, mask)
+    finally:
+        for h in hooks:
+            h.remove()
+    grads = torch.autograd.grad(loss, stream)
+    return np.array([float(torch.linalg.norm(g)) for g in grads])
+
+
+def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float:
+    """DeepNet's model update ``‖ΔF‖``: the change of the final hidden states after one step.
+
+    Parameters
+    ----------
+    model : TinyTransformer
+        The model at initialization; it is not modified (the step is taken on a copy).
+    tokens : torch.LongTensor, shape (B, T)
+        The batch of the step and of the measurement (F is evaluated on ``tokens[:, :-1]``).
+    lr : float, keyword-only
+        Learning rate η (> 0).
+    optimizer : {"sgd", "adam"}, keyword-only
+        Plain SGD (DeepNet's analysis) or the first step of Adam (``torch.optim.Adam``,
+        whose bias-corrected first step is ``η g / (|g| + 1e-8)``).
+    mask : torch.BoolTensor, shape (B, T - 1), optional
+        Scored positions of the loss (default: all).
+
+    Returns
+    -------
+    float
+        ``sqrt(mean over tokens of ‖F(x, θ*) − F(x, θ)‖²)``: the root-mean-square over
+        the batch's positions of the per-token change of the ``d``-dimensional output.
+
+    Raises
+    ------
+    TypeError
+        Not a TinyTransformer, bad tokens, or a non-numeric ``lr``.
+    ValueError
+        ``lr <= 0`` or an unknown optimizer.
+
+    Notes
+    -----
+    DeepNet (Wang et al., 2022), Theorem 4.2 bounds
+    :math:`\\lVert\\Delta F\\rVert \\le \\sum_{i=1}^{2N}\\frac{\\sqrt{v_i^2+w_i^2}}{\\alpha}\\lVert\\theta_i^*-\\theta_i\\rVert`,
+    which for SGD is :math:`O(\\eta N)` for Post-LN and :math:`\\Theta(\\eta)` for DeepNorm.
+    See the chapter "DeepNorm" (``book/deepnorm.md``).
+    """
+    import copy
+
+    _check_model(model)
+    _check_tokens(tokens, model)
+    lr = check_positive_real(lr, "lr")
+    optimizer = check_choice(optimizer, "optimizer", ("sgd", "adam"))
+    stepped = copy.deepcopy(model)
+    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(stepped.parameters(), lr=lr)
+    opt.zero_grad(set_to_none=True)
+    stepped.loss(tokens, mask).backward()
+    opt.step()
+    with torch.no_grad():
+        inp = tokens[:, :-1]
+        delta = stepped.features(inp) - model.features(inp)
+    return float(delta.pow(2).sum(-1).mean().sqrt())
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def lr_schedule(step: int, *, lr: float, warmup_steps: int, steps: int, decay: str = "cosine") -> float:
+    """The learning rate of step ``step`` (0-based): linear warmup, then cosine decay to lr/10.
+
+    Parameters
+    ----------
+    step : int
+        Step index, ``0 … steps - 1``.
+    lr : float, keyword-only
+        Peak learning rate.
+    warmup_steps : int, keyword-only
+        Length of the linear warmup (0: none); step ``t < warmup_steps`` uses
+        ``lr (t + 1) / warmup_steps``.
+    steps : int, keyword-only
+        Total number of steps.
+    decay : {"cosine", "none"}, keyword-only
+        After warmup: cosine from ``lr`` down to ``lr / 10`` at the last step, or constant.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    The schedule of nanoGPT (warmup, cosine to a tenth). Used by :func:`train`; see
+    ``book/real-transformer.md``.
+    """
+    decay = check_choice(decay, "decay", ("cosine", "none"))
+    if step < warmup_steps:
+        return lr * (step + 1) / warmup_steps
+    if decay == "none" or steps - warmup_steps <= 1:
+        return lr
+    frac = (step - warmup_steps) / (steps - warmup_steps - 1)
+    return lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * frac)))
+
+
+@dataclass(frozen=True, eq=False)
+class TrainResult:
+    """One training run: per-step records and the final held-out loss.
+
+    ``loss``, ``grad_norm`` and ``max_logit`` are read-only float64 arrays of shape
+    (steps,): the training-batch loss before the step's update, the global gradient
+    norm before clipping, and the largest |attention logit| of the step's forward pass.
+    After a non-finite loss or gradient the run stops and the remaining entries are NaN
+    (``diverged`` is then True and ``final_loss`` NaN).
+    """
+
+    placement: str
+    depth: int
+    width: int
+    lr: float
+    warmup_steps: int
+    steps: int
+    seed: int
+    init: str
+    qk_norm: bool
+    clip: float | None
+    loss: np.ndarray
+    grad_norm: np.ndarray
+    max_logit: np.ndarray
+    lr_used: np.ndarray
+    final_loss: float
+    final_accuracy: float
+    diverged: bool
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def train(
+    placement,
+    *,
+    depth,
+    width=64,
+    lr,
+    warmup_steps=0,
+    steps=300,
+    seed=0,
+    qk_norm=False,
+    init="xavier",
+    clip=None,
+    heads=4,
+    vocab=16,
+    seq_len=16,
+    batch=32,
+    weight_decay=0.0,
+    decay="cosine",
+    eval_batch=512,
+) -> TrainResult:
+    """Train a :class:`TinyTransformer` on the reversal task with AdamW.
+
+    Parameters
+    ----------
+    placement : {"post", "pre", "deepnorm"}
+        LayerNorm placement.
+    depth : int, keyword-only
+        Number of layers.
+    width : int, keyword-only
+        Model width.
+    lr : float, keyword-only
+        Peak learning rate (> 0).
+    warmup_steps : int, keyword-only
+        Linear warmup steps (0: none); see :func:`lr_schedule`.
+    steps : int, keyword-only
+        Optimizer steps; each draws a fresh batch.
+    seed : int, keyword-only
+        Seeds the weights (``default_rng(seed)``) and the training batches
+        (``default_rng([seed, 1])``).
+    qk_norm : bool, keyword-only
+        QK-Norm in every attention sublayer.
+    init : {"xavier", "gpt2"}, keyword-only
+        Initialization (see :class:`TinyTransformer`).
+    clip : float, optional, keyword-only
+        Clip the global gradient norm to this value (None: no clipping).
+    heads : int, keyword-only
+        Attention heads.
+    vocab : int, keyword-only
+        Vocabulary size.
+    seq_len : int, keyword-only
+        Input length (even).
+    batch : int, keyword-only
+        Sequences per step.
+    weight_decay : float, keyword-only
+        AdamW's decoupled weight decay (>= 0), applied to every parameter.
+    decay : {"cosine", "none"}, keyword-only
+        Learning-rate decay after warmup (see :func:`lr_schedule`).
+    eval_batch : int, keyword-only
+        Size of the held-out batch ``final_loss`` is measured on; the same sequences
+        for every run (a fixed seed independent of ``seed``).
+
+    Returns
+    -------
+    TrainResult
+
+    Raises
+    ------
+    TypeError
+        A non-numeric rate or clip, or a non-integer count.
+    ValueError
+        A bad choice, ``lr <= 0``, ``clip <= 0``, ``warmup_steps > steps`` or a count < 1.
+
+    Notes
+    -----
+    AdamW with betas (0.9, 0.98) and eps 1e-8 (the Transformer's Adam settings), learning
+    rate of step t from :func:`lr_schedule`. The loss is the cross-entropy on the
+    reversed half of each sequence. Deterministic for a seed (at a fixed number of torch
+    threads). See the chapter "A real Transformer" (``book/real-transformer.md``).
+    """
+    lr = check_positive_real(lr, "lr")
+    steps = check_int(steps, "steps")
+    warmup_steps = check_int(warmup_steps, "warmup_steps", 0)
+    batch = check_int(batch, "batch")
+    eval_batch = check_int(eval_batch, "eval_batch")
+    decay = check_choice(decay, "decay", ("cosine", "none"))
+    if warmup_steps > steps:
+        raise ValueError(f"warmup_steps must be <= steps; got warmup_steps={warmup_steps}, steps={steps}")
+    if clip is not None:
+        clip = check_positive_real(clip, "clip")
+    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or not (
+        math.isfinite(weight_decay) and weight_decay >= 0
+    ):
+        raise ValueError(f"weight_decay must be a finite number >= 0; got {weight_decay!r}")
+    model = TinyTransformer(
+        placement, depth, width=width, heads=heads, vocab=vocab, seq_len=seq_len, qk_norm=qk_norm, init=init, seed=seed
+    )
+    data_rng = np.random.default_rng([seed, 1])
+    eval_tokens, eval_mask = reversal_task(eval_batch, seq_len=seq_len, vocab=vocab, rng=np.random.default_rng(_EVAL_SEED))
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=float(weight_decay))
+    loss_rec, gn_rec, ml_rec, lr_rec = (np.full(steps, np.nan) for _ in range(4))
+    diverged = False
+    for t in range(steps):
+        lr_t = lr_schedule(t, lr=lr, warmup_steps=warmup_steps, steps=steps, decay=decay)
+        for group in opt.param_groups:
+            group["lr"] = lr_t
+        tokens, mask = reversal_task(batch, seq_len=seq_len, vocab=vocab, rng=data_rng)
+        opt.zero_grad(set_to_none=True)
+        loss = model.loss(tokens, mask)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), clip if clip is not None else float("inf"))
+        loss_rec[t], gn_rec[t], ml_rec[t], lr_rec[t] = float(loss.detach()), float(gn), model.max_logit, lr_t
+        if not (math.isfinite(loss_rec[t]) and math.isfinite(gn_rec[t])):
+            diverged = True
+            loss_rec[t] = gn_rec[t] = np.nan
+            break
+        opt.step()
+    final_loss = final_acc = float("nan")
+    if not diverged:
+        with torch.no_grad():
+            logits = model(eval_tokens[:, :-1])
+            nll = F.cross_entropy(logits.transpose(1, 2), eval_tokens[:, 1:], reduction="none")
+            final_loss = float((nll * eval_mask).sum() / eval_mask.sum())
+            hit = (logits.argmax(-1) == eval_tokens[:, 1:]) & eval_mask
+            final_acc = float(hit.sum() / eval_mask.sum())
+        if not math.isfinite(final_loss):
+            diverged, final_loss, final_acc = True, float("nan"), float("nan")
+    return TrainResult(
+        placement=placement,
+        depth=int(depth),
+        width=int(width),
+        lr=lr,
+        warmup_steps=warmup_steps,
+        steps=steps,
+        seed=int(seed),
+        init=init,
+        qk_norm=bool(qk_norm),
+        clip=clip,
+        loss=_readonly(loss_rec),
+        grad_norm=_readonly(gn_rec),
+        max_logit=_readonly(ml_rec),
+        lr_used=_readonly(lr_rec),
+        final_loss=final_loss,
+        final_accuracy=final_acc,
+        diverged=diverged,
+    )

@@ -1,0 +1,417 @@
+"""normlib.transformer: the placement equations by hand, gradients against finite differences
+(float64) and autograd, the initialization, the task, and determinism of training."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from normlib import deepnorm_constants, layer_norm
+from normlib import transformer as tf
+from normlib.transformer import TinyTransformer, ffn_grad_norms, first_update_norm, hidden_grad_norms, reversal_task, train
+
+TINY = dict(width=8, heads=2, vocab=5, seq_len=4)
+
+
+def _tiny(placement, depth=2, *, qk_norm=False, init="xavier", seed=0):
+    return TinyTransformer(placement, depth, qk_norm=qk_norm, init=init, seed=seed, **TINY).double()
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+# ----------------------------------------------------------------------------- the equations, by hand
+
+
+def _attention_by_hand(block, x, *, qk_norm):
+    """Causal multi-head attention of one block written out in numpy (float64)."""
+    a = block.attn
+    B, T, C = x.shape
+    H, dh = a.heads, a.head_dim
+
+    def heads(w):
+        return (x @ _np(w.weight).T).reshape(B, T, H, dh).transpose(0, 2, 1, 3)
+
+    q, k, v = heads(a.q), heads(a.k), heads(a.v)
+    if qk_norm:
+        rms = lambda z, g: g * z / np.sqrt((z * z).mean(-1, keepdims=True) + 1e-6)  # noqa: E731
+        q, k = rms(q, _np(a.q_norm.weight)), rms(k, _np(a.k_norm.weight))
+    logits = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dh)
+    allowed = np.tril(np.ones((T, T), dtype=bool))
+    z = np.where(allowed, logits, -np.inf)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    y = (p @ v).transpose(0, 2, 1, 3).reshape(B, T, C)
+    return y @ _np(a.o.weight).T, np.abs(np.where(allowed, logits, 0.0)).max()
+
+
+def _ffn_by_hand(block, x):
+    return np.maximum(x @ _np(block.ffn.w1.weight).T, 0.0) @ _np(block.ffn.w2.weight).T
+
+
+def _ln(block_ln, x):
+    return layer_norm(x, _np(block_ln.weight), _np(block_ln.bias), eps=block_ln.eps)
+
+
+@pytest.mark.parametrize("qk_norm", [False, True])
+@pytest.mark.parametrize("placement", ["post", "pre", "deepnorm"])
+def test_block_equations_by_hand(placement, qk_norm):
+    """One block against its equation: post LN(x + F(x)), pre x + F(LN(x)), deepnorm LN(αx + F(x)); numpy oracle."""
+    model = _tiny(placement, depth=3, qk_norm=qk_norm, seed=4)
+    block = model.blocks[1]
+    with torch.no_grad():  # non-trivial gains and biases, so that the LN parameters are exercised
+        for p in block.parameters():
+            if p.ndim == 1:
+                p.add_(0.1 * torch.arange(p.numel(), dtype=p.dtype) / p.numel())
+    x = np.random.default_rng(1).standard_normal((2, 4, 8))
+    if placement == "pre":
+        att, _ = _attention_by_hand(block, _ln(block.ln1, x), qk_norm=qk_norm)
+        h = x + att
+        want = h + _ffn_by_hand(block, _ln(block.ln2, h))
+    else:
+        alpha = 1.0 if placement == "post" else deepnorm_constants("decoder", M=3)[0]
+        att, _ = _attention_by_hand(block, x, qk_norm=qk_norm)
+        h = _ln(block.ln1, alpha * x + att)
+        want = _ln(block.ln2, alpha * h + _ffn_by_hand(block, h))
+    got = _np(block(torch.from_numpy(x)))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_deepnorm_alpha_is_the_decoder_constant():
+    for depth in (1, 6, 40):
+        m = TinyTransformer("deepnorm", depth, seed=0, **TINY)
+        assert (m.alpha, m.beta) == deepnorm_constants("decoder", M=depth)
+        assert all(b.alpha == m.alpha for b in m.blocks)
+    for placement in ("post", "pre"):
+        assert (TinyTransformer(placement, 3, **TINY).alpha, TinyTransformer(placement, 3, **TINY).beta) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("placement", ["post", "pre", "deepnorm"])
+def test_model_forward_by_hand(placement):
+    """Embeddings, the stack, the final LN (pre only) and the head, composed by hand."""
+    model = _tiny(placement, depth=2, seed=3)
+    tokens, _ = reversal_task(3, seq_len=4, vocab=5, rng=0)
+    inp = tokens[:, :-1]
+    x = _np(model.tok.weight)[_np(inp)] + _np(model.pos.weight)[: inp.shape[1]]
+    with torch.no_grad():
+        for b in model.blocks:
+            x = _np(b(torch.from_numpy(x)))
+    if placement == "pre":
+        x = _ln(model.ln_f, x)
+    else:
+        assert isinstance(model.ln_f, torch.nn.Identity)
+    np.testing.assert_allclose(_np(model(inp)), x @ _np(model.head.weight).T, rtol=1e-12, atol=1e-12)
+
+
+def test_max_logit_is_the_largest_allowed_logit():
+    model = _tiny("pre", depth=2, qk_norm=False, seed=5)
+    x = np.random.default_rng(2).standard_normal((2, 4, 8))
+    with torch.no_grad():
+        out = torch.from_numpy(x)
+        want = []
+        for b in model.blocks:
+            _, m = _attention_by_hand(b, _ln(b.ln1, _np(out)), qk_norm=False)
+            want.append(m)
+            out = b(out)
+    got = max(float(b.attn.max_logit) for b in model.blocks)
+    assert got == pytest.approx(max(want), rel=1e-12)
+    tokens, _ = reversal_task(2, seq_len=4, vocab=5, rng=1)
+    model(tokens[:, :-1])
+    assert model.max_logit == max(float(b.attn.max_logit) for b in model.blocks)
+
+
+def test_max_logit_before_a_forward_raises():
+    with pytest.raises(RuntimeError, match="after a forward"):
+        TinyTransformer("pre", 1, **TINY).max_logit
+
+
+# ----------------------------------------------------------------------------- gradients
+
+
+@pytest.mark.parametrize("qk_norm", [False, True])
+@pytest.mark.parametrize("placement", ["post", "pre", "deepnorm"])
+def test_gradients_match_central_finite_differences(placement, qk_norm):
+    """Autograd against (L(θ + h e) − L(θ − h e)) / 2h, float64, on 4 entries of every parameter tensor."""
+    model = _tiny(placement, depth=2, qk_norm=qk_norm, seed=7)
+    with torch.no_grad():  # move gains/biases off their constant init so that their gradients are generic
+        for p in model.parameters():
+            if p.ndim == 1:
+                p.add_(torch.from_numpy(np.random.default_rng(p.numel()).normal(0, 0.1, p.numel())))
+    tokens, mask = reversal_task(4, seq_len=4, vocab=5, rng=3)
+    model.zero_grad()
+    model.loss(tokens, mask).backward()
+    rng = np.random.default_rng(11)
+    h = 1e-6
+    checked = 0
+    for name, p in model.named_parameters():
+        flat = p.data.view(-1)
+        for i in rng.choice(flat.numel(), size=min(4, flat.numel()), replace=False):
+            old = flat[i].item()
+            with torch.no_grad():
+                flat[i] = old + h
+                up = model.loss(tokens, mask).item()
+                flat[i] = old - h
+                down = model.loss(tokens, mask).item()
+                flat[i] = old
+            fd = (up - down) / (2 * h)
+            assert p.grad.view(-1)[i].item() == pytest.approx(fd, rel=1e-5, abs=1e-8), f"{name}[{i}]"
+            checked += 1
+    assert checked > 40
+
+
+@pytest.mark.parametrize("placement", ["post", "pre", "deepnorm"])
+def test_ffn_grad_norms_match_autograd_on_named_parameters(placement):
+    model = TinyTransformer(placement, 3, width=16, heads=2, vocab=7, seq_len=6, seed=2)
+    tokens, mask = reversal_task(5, seq_len=6, vocab=7, rng=4)
+    for m in (None, mask):
+        got = ffn_grad_norms(model, tokens, m)
+        model.zero_grad(set_to_none=True)
+        model.loss(tokens, m).backward()
+        want = [float(model.get_parameter(f"blocks.{l}.ffn.w2.weight").grad.norm()) for l in range(3)]
+        assert got.shape == (3,)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        model.zero_grad(set_to_none=True)
+    assert all(p.grad is None for p in model.parameters())  # ffn_grad_norms leaves .grad alone
+    ffn_grad_norms(model, tokens)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_hidden_grad_norms_match_retained_gradients():
+    model = _tiny("post", depth=3, seed=1)
+    tokens, mask = reversal_task(3, seq_len=4, vocab=5, rng=2)
+    got = hidden_grad_norms(model, tokens, mask)
+    inp = tokens[:, :-1]
+    xs = [model.tok(inp) + model.pos.weight[: inp.shape[1]]]
+    for b in model.blocks:
+        xs.append(b(xs[-1]))
+    for x in xs:
+        x.retain_grad()
+    logits = model.head(model.ln_f(xs[-1]))
+    nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), tokens[:, 1:], reduction="none")
+    ((nll * mask).sum() / mask.sum()).backward()
+    np.testing.assert_allclose(got, [float(x.grad.norm()) for x in xs], rtol=1e-12)
+    assert got.shape == (4,)
+
+
+def test_first_update_norm_sgd_is_linear_in_the_rate_and_leaves_the_model_alone():
+    model = TinyTransformer("post", 2, width=16, heads=2, vocab=7, seq_len=6, seed=0).double()
+    tokens, mask = reversal_task(8, seq_len=6, vocab=7, rng=0)
+    before = [p.detach().clone() for p in model.parameters()]
+    small = first_update_norm(model, tokens, lr=1e-6, mask=mask)
+    smaller = first_update_norm(model, tokens, lr=1e-7, mask=mask)
+    assert small / 1e-6 == pytest.approx(smaller / 1e-7, rel=1e-3)  # ΔF = η J g + O(η²)
+    for p, q in zip(before, model.parameters()):
+        assert torch.equal(p, q)
+    # by hand: SGD step on a copy, RMS over positions of the per-token change of F
+    grads = torch.autograd.grad(model.loss(tokens, mask), list(model.parameters()))
+    with torch.no_grad():
+        f0 = model.features(tokens[:, :-1])
+        for p, g in zip(model.parameters(), grads):
+            p -= 1e-3 * g
+        f1 = model.features(tokens[:, :-1])
+    want = float((f1 - f0).pow(2).sum(-1).mean().sqrt())
+    assert first_update_norm(TinyTransformer("post", 2, width=16, heads=2, vocab=7, seq_len=6, seed=0).double(), tokens, lr=1e-3, mask=mask) == pytest.approx(want, rel=1e-9)
+
+
+def test_first_update_norm_adam_step_is_sign_like():
+    """Adam's first step moves every parameter with a non-zero gradient by about η."""
+    model = TinyTransformer("deepnorm", 2, width=16, heads=2, vocab=7, seq_len=6, seed=0).double()
+    tokens, _ = reversal_task(8, seq_len=6, vocab=7, rng=0)
+    a = first_update_norm(model, tokens, lr=1e-5, optimizer="adam")
+    b = first_update_norm(model, tokens, lr=2e-5, optimizer="adam")
+    assert b / a == pytest.approx(2.0, rel=1e-3)
+
+
+# ----------------------------------------------------------------------------- initialization
+
+
+def test_initial_weights_are_the_seeded_draws():
+    """Every drawn tensor is std × (the next standard normals of default_rng(seed)), in registration order."""
+    for placement, init in (("post", "xavier"), ("pre", "gpt2"), ("deepnorm", "xavier")):
+        depth = 3
+        model = TinyTransformer(placement, depth, init=init, seed=9, **TINY)
+        rng = np.random.default_rng(9)
+        alpha, beta = (model.alpha, model.beta)
+        for name, p in model.named_parameters():
+            if p.ndim == 1:
+                assert torch.all(p == (0.0 if name.endswith("bias") else 1.0)), name
+                continue
+            z = rng.standard_normal(tuple(p.shape))
+            if init == "gpt2":
+                std = 0.02 / math.sqrt(2 * depth) if name.endswith(("attn.o.weight", "ffn.w2.weight")) else 0.02
+            elif name in ("tok.weight", "pos.weight"):
+                std = math.sqrt(0.5)
+            else:
+                std = math.sqrt(2.0 / sum(p.shape))
+                if name.split(".")[-2] in ("v", "o", "w1", "w2"):
+                    std *= beta
+            np.testing.assert_allclose(_np(p), (z * std).astype(np.float32), rtol=0, atol=0, err_msg=name)
+        assert alpha >= 1.0
+
+
+def test_deepnorm_is_post_with_beta_scaled_branch_weights():
+    post = TinyTransformer("post", 4, seed=3, **TINY)
+    deep = TinyTransformer("deepnorm", 4, seed=3, **TINY)
+    beta = deepnorm_constants("decoder", M=4)[1]
+    for (name, p), (_, q) in zip(post.named_parameters(), deep.named_parameters()):
+        scaled = name.split(".")[-2] in ("v", "o", "w1", "w2") and name.startswith("blocks")
+        np.testing.assert_allclose(_np(q), _np(p) * (beta if scaled else 1.0), rtol=1e-6, err_msg=name)
+
+
+def test_the_same_seed_gives_the_same_raw_weights_for_every_placement_and_qk_norm():
+    a = dict(TinyTransformer("post", 2, seed=5, **TINY).named_parameters())
+    b = dict(TinyTransformer("pre", 2, seed=5, qk_norm=True, **TINY).named_parameters())
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+    c = TinyTransformer("post", 2, seed=6, **TINY)
+    assert not torch.equal(a["blocks.0.ffn.w2.weight"], c.get_parameter("blocks.0.ffn.w2.weight"))
+
+
+def test_init_does_not_touch_torch_global_generator():
+    state = torch.random.get_rng_state()
+    TinyTransformer("pre", 2, seed=0, **TINY)
+    train("post", depth=1, steps=2, lr=1e-3, eval_batch=4, batch=2, **TINY)
+    assert torch.equal(state, torch.random.get_rng_state())
+
+
+# ----------------------------------------------------------------------------- the task
+
+
+def test_reversal_task_structure():
+    tokens, mask = reversal_task(6, seq_len=8, vocab=10, rng=0)
+    t = _np(tokens)
+    assert t.shape == (6, 9) and mask.shape == (6, 8) and tokens.dtype == torch.long and mask.dtype == torch.bool
+    np.testing.assert_array_equal(t[:, 4], 0)  # the separator
+    np.testing.assert_array_equal(t[:, 5:], t[:, 3::-1])  # the reversal
+    assert t[:, :4].min() >= 1 and t[:, :4].max() <= 9
+    np.testing.assert_array_equal(_np(mask), np.repeat([[False] * 4 + [True] * 4], 6, axis=0))
+    again, _ = reversal_task(6, seq_len=8, vocab=10, rng=np.random.default_rng(0))
+    assert torch.equal(tokens, again)
+
+
+def test_a_model_that_knows_nothing_scores_log_vocab_minus_one():
+    """The reference loss ln(vocab − 1): uniform logits over the symbols."""
+    tokens, mask = reversal_task(64, seq_len=8, vocab=10, rng=0)
+    logits = torch.zeros(64, 8, 10)
+    logits[..., 0] = -1e9
+    nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), tokens[:, 1:], reduction="none")
+    assert float((nll * mask).sum() / mask.sum()) == pytest.approx(math.log(9), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def test_training_is_deterministic_for_a_seed():
+    kw = dict(depth=2, width=16, heads=2, lr=3e-3, steps=6, warmup_steps=2, batch=4, eval_batch=8, clip=1.0)
+    a, b = train("post", seed=1, **kw), train("post", seed=1, **kw)
+    for field in ("loss", "grad_norm", "max_logit", "lr_used"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    assert a.final_loss == b.final_loss and not a.diverged
+    c = train("post", seed=2, **kw)
+    assert not np.array_equal(a.loss, c.loss)
+
+
+def test_train_result_is_frozen_and_read_only():
+    r = train("pre", depth=1, width=8, heads=2, lr=1e-3, steps=3, batch=2, eval_batch=4)
+    assert r.loss.shape == r.grad_norm.shape == r.max_logit.shape == (3,)
+    assert isinstance(r.final_loss, float) and r.final_loss > 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.final_loss = 0.0  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        r.loss[0] = 0.0
+
+
+def test_training_learns_the_task():
+    """Pre-LN, 2 layers, 4 symbols: 120 steps take the held-out loss far below ln(7) = 1.95."""
+    r = train("pre", depth=2, width=16, heads=2, vocab=8, seq_len=8, lr=1e-2, steps=120, seed=0, batch=16, eval_batch=64)
+    assert r.final_loss < 0.25 * math.log(7) and r.loss[-1] < r.loss[0]
+
+
+def test_clipping_and_grad_norm_record():
+    r = train("post", depth=2, width=16, heads=2, lr=1e-3, steps=4, batch=4, eval_batch=4, clip=1e-3)
+    assert np.all(r.grad_norm > 1e-3)  # recorded before clipping
+
+
+def test_divergence_is_reported_not_silent():
+    r = train("pre", depth=2, width=16, heads=2, lr=1e30, steps=5, batch=4, eval_batch=4)
+    assert r.diverged and math.isnan(r.final_loss)
+    first_nan = int(np.argmax(np.isnan(r.loss)))
+    assert np.all(np.isnan(r.loss[first_nan:])) and np.all(np.isfinite(r.loss[:first_nan]))
+
+
+def test_lr_schedule():
+    lrs = [tf.lr_schedule(t, lr=1.0, warmup_steps=4, steps=20) for t in range(20)]
+    np.testing.assert_allclose(lrs[:4], [0.25, 0.5, 0.75, 1.0])
+    assert lrs[4] == pytest.approx(1.0) and lrs[-1] == pytest.approx(0.1)
+    assert all(a >= b for a, b in zip(lrs[4:], lrs[5:]))
+    assert tf.lr_schedule(10, lr=2.0, warmup_steps=0, steps=20, decay="none") == 2.0
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, exc, msg",
+    [
+        (("middle", 2), {}, ValueError, "placement must be one of"),
+        (("post", 0), {}, ValueError, "depth"),
+        (("post", 2), dict(init="kaiming"), ValueError, "init must be one of"),
+        (("deepnorm", 2), dict(init="gpt2"), ValueError, "init='xavier'"),
+        (("post", 2), dict(width=10, heads=4), ValueError, "multiple of heads"),
+        (("post", 2), dict(qk_norm=1), TypeError, "qk_norm"),
+        (("post", 2), dict(vocab=2), ValueError, "vocab"),
+        (("post", 2), dict(seed=-1), ValueError, "seed"),
+    ],
+)
+def test_bad_model_arguments(args, kwargs, exc, msg):
+    with pytest.raises(exc, match=msg):
+        TinyTransformer(*args, **kwargs)
+
+
+def test_bad_tokens_and_measurement_arguments():
+    model = TinyTransformer("post", 1, **TINY)
+    tokens, _ = reversal_task(2, seq_len=4, vocab=5, rng=0)
+    with pytest.raises(TypeError, match="LongTensor"):
+        ffn_grad_norms(model, tokens.float())
+    with pytest.raises(ValueError, match="vocabulary|0 … 4"):
+        ffn_grad_norms(model, tokens + 10)
+    with pytest.raises(ValueError, match="at least 2 positions"):
+        ffn_grad_norms(model, tokens[:, :1])
+    with pytest.raises(ValueError, match="seq_len=4"):
+        model(torch.zeros(1, 6, dtype=torch.long))
+    with pytest.raises(TypeError, match="TinyTransformer"):
+        ffn_grad_norms(torch.nn.Linear(2, 2), tokens)
+    with pytest.raises(ValueError, match="lr"):
+        first_update_norm(model, tokens, lr=0.0)
+    with pytest.raises(ValueError, match="optimizer"):
+        first_update_norm(model, tokens, lr=1e-3, optimizer="lion")
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, msg",
+    [
+        (dict(lr=0.0), ValueError, "lr"),
+        (dict(lr=1e-3, warmup_steps=10, steps=5), ValueError, "warmup_steps must be <= steps"),
+        (dict(lr=1e-3, clip=0.0), ValueError, "clip"),
+        (dict(lr=1e-3, decay="linear"), ValueError, "decay"),
+        (dict(lr=1e-3, weight_decay=-1.0), ValueError, "weight_decay"),
+        (dict(lr=1e-3, seq_len=5), ValueError, "even"),
+    ],
+)
+def test_bad_train_arguments(kwargs, exc, msg):
+    with pytest.raises(exc, match=msg):
+        train("post", depth=1, steps=kwargs.pop("steps", 5), **kwargs)
+
+
+def test_reversal_task_bad_input():
+    with pytest.raises(ValueError, match="even"):
+        reversal_task(2, seq_len=5, rng=0)
+    with pytest.raises(TypeError, match="rng"):
+        reversal_task(2, seq_len=4)
+    with pytest.raises(ValueError, match="vocab"):
+        reversal_task(2, seq_len=4, vocab=2, rng=0)

@@ -15,7 +15,6 @@ numpy only. Explained in the chapter "QK-Norm and half precision" (``book/qk-nor
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -55,13 +54,16 @@ def _overflow_limit(fmt: str) -> float:
 # ----------------------------------------------------------------------------- validation helpers
 
 
-def _qk_array(x, name: str) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        a = x
-    else:
-        a = np.asarray(x)
+def _real(x, name: str) -> np.ndarray:
+    """``x`` as an array of real numbers (floating or integer dtype; bool, complex, object refused)."""
+    a = np.asarray(x)
     if a.dtype == np.bool_ or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
         raise TypeError(f"{name} must have a real floating (or integer) dtype; got dtype {a.dtype}")
+    return a
+
+
+def _qk_array(x, name: str) -> np.ndarray:
+    a = _real(x, name)
     if a.ndim < 2:
         raise ValueError(
             f"{name} must have shape (..., T, d): positions on the second-to-last axis and the head "
@@ -159,9 +161,7 @@ def soft_cap(x, cap) -> np.ndarray:
     [1.0, 38.08, 50.0]
     """
     c = check_positive_real(cap, "cap")
-    a = np.asarray(x)
-    if a.dtype == np.bool_ or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
-        raise TypeError(f"x must have a real floating (or integer) dtype; got dtype {a.dtype}")
+    a = _real(x, "x")
     out_dt = a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float64)
     with np.errstate(over="ignore"):  # x/cap may overflow to ±inf; tanh(±inf) = ±1 is exact
         y = c * np.tanh(a.astype(np.float64) / c)
@@ -218,9 +218,7 @@ def rope(x, positions, *, base: float = 10000.0) -> np.ndarray:
     array([[0.5403, 0.8415]])
     """
     b = check_positive_real(base, "base")
-    a = np.asarray(x)
-    if a.dtype == np.bool_ or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
-        raise TypeError(f"x must have a real floating (or integer) dtype; got dtype {a.dtype}")
+    a = _real(x, "x")
     if a.ndim < 1 or a.shape[-1] == 0 or a.shape[-1] % 2:
         raise ValueError(
             f"x must have an even, nonzero head dimension on its last axis (RoPE rotates pairs of "
@@ -228,9 +226,7 @@ def rope(x, positions, *, base: float = 10000.0) -> np.ndarray:
         )
     if a.size and not np.isfinite(a).all():
         raise ValueError("x contains NaN or infinite values; rope needs finite input")
-    p = np.asarray(positions)
-    if p.dtype == np.bool_ or not (np.issubdtype(p.dtype, np.floating) or np.issubdtype(p.dtype, np.integer)):
-        raise TypeError(f"positions must be real numbers; got dtype {p.dtype}")
+    p = _real(positions, "positions")
     if p.size and not np.isfinite(p).all():
         raise ValueError("positions contain NaN or infinite values")
     try:
@@ -295,9 +291,7 @@ def qk_norm_bound(d, g_q=None, g_k=None) -> float:
     for g, name in ((g_q, "g_q"), (g_k, "g_k")):
         if g is None:
             continue
-        a = np.asarray(g)
-        if a.dtype == np.bool_ or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
-            raise TypeError(f"{name} must be real numbers; got dtype {a.dtype}")
+        a = _real(g, name)
         if a.shape != (n,):
             raise ValueError(f"{name} must have shape ({n},), one gain per head feature; got shape {a.shape}")
         if not np.isfinite(a).all():

@@ -62,7 +62,7 @@ def _chromium():
     return None
 
 
-CHAPTERS_WITH_MATH = ["layernorm", "rmsnorm", "jacobian", "pre-vs-post"]
+CHAPTERS_WITH_MATH = ["layernorm", "rmsnorm", "jacobian", "pre-vs-post", "qk-norm"]
 
 
 @pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (CI installs it)")

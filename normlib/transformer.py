@@ -49,6 +49,8 @@ __all__ = [
     "first_update_norm",
     "lr_schedule",
     "train",
+    "train_grid",
+    "train_grids",
 ]
 
 PLACEMENTS = ("post", "pre", "deepnorm")
@@ -410,7 +412,7 @@ def hidden_grad_norms(model, tokens, mask=None) -> np.ndarray:
     return np.array([float(torch.linalg.norm(g)) for g in grads])
 
 
-def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float:
+def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None, params=None) -> float:
     """DeepNet's model update ``‖ΔF‖``: the change of the final hidden states after one step.
 
     Parameters
@@ -426,6 +428,10 @@ def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float
         whose bias-corrected first step is ``η g / (|g| + 1e-8)``).
     mask : torch.BoolTensor, shape (B, T - 1), optional
         Scored positions of the loss (default: all).
+    params : callable, optional, keyword-only
+        A predicate on parameter names (``model.named_parameters()``): only the
+        parameters it accepts take the step (default: all). DeepNet's analysis covers
+        the branch weights ``attn.v``, ``attn.o``, ``ffn.w1``, ``ffn.w2``.
 
     Returns
     -------
@@ -438,7 +444,7 @@ def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float
     TypeError
         Not a TinyTransformer, bad tokens, or a non-numeric ``lr``.
     ValueError
-        ``lr <= 0`` or an unknown optimizer.
+        ``lr <= 0``, an unknown optimizer, or a ``params`` predicate that selects nothing.
 
     Notes
     -----
@@ -453,8 +459,13 @@ def first_update_norm(model, tokens, *, lr, optimizer="sgd", mask=None) -> float
     _check_tokens(tokens, model)
     lr = check_positive_real(lr, "lr")
     optimizer = check_choice(optimizer, "optimizer", ("sgd", "adam"))
+    if params is not None and not callable(params):
+        raise TypeError(f"params must be a predicate on parameter names (a callable); got {type(params).__name__}")
     stepped = copy.deepcopy(model)
-    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(stepped.parameters(), lr=lr)
+    chosen = [p for name, p in stepped.named_parameters() if params is None or params(name)]
+    if not chosen:
+        raise ValueError("params selects no parameter of the model")
+    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(chosen, lr=lr)
     opt.zero_grad(set_to_none=True)
     stepped.loss(tokens, mask).backward()
     opt.step()
@@ -531,11 +542,232 @@ class TrainResult:
     final_accuracy: float
     diverged: bool
 
+    def __post_init__(self):
+        for name in ("loss", "grad_norm", "max_logit", "lr_used"):
+            getattr(self, name).setflags(write=False)
+
+    def __reduce__(self):  # rebuild through __init__, so the arrays stay read-only after pickling
+        return (type(self), tuple(getattr(self, f) for f in self.__dataclass_fields__))
+
 
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     a.setflags(write=False)
     return a
+
+
+_BETAS, _ADAM_EPS = (0.9, 0.98), 1e-8
+
+
+def _check_run_options(steps, batch, eval_batch, decay, clip, weight_decay, seq_len):
+    steps = check_int(steps, "steps")
+    batch = check_int(batch, "batch")
+    eval_batch = check_int(eval_batch, "eval_batch")
+    decay = check_choice(decay, "decay", ("cosine", "none"))
+    if clip is not None:
+        clip = check_positive_real(clip, "clip")
+    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or not (
+        math.isfinite(weight_decay) and weight_decay >= 0
+    ):
+        raise ValueError(f"weight_decay must be a finite number >= 0; got {weight_decay!r}")
+    if check_int(seq_len, "seq_len", 2) % 2:
+        raise ValueError(f"seq_len must be even (n symbols, a separator, n reversed); got {seq_len}")
+    return steps, batch, eval_batch, decay, clip, float(weight_decay)
+
+
+def _as_tuple(values, name, check):
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        values = (values,)
+    values = tuple(check(v, name) for v in values)
+    if not values:
+        raise ValueError(f"{name} must not be empty")
+    return values
+
+
+def train_grid(
+    placement,
+    *,
+    depth,
+    lrs,
+    warmups=(0,),
+    seeds=(0,),
+    width=64,
+    steps=300,
+    qk_norm=False,
+    init="xavier",
+    clip=None,
+    heads=4,
+    vocab=16,
+    seq_len=16,
+    batch=32,
+    weight_decay=0.0,
+    decay="cosine",
+    eval_batch=512,
+) -> tuple[TrainResult, ...]:
+    """Train one model per (learning rate, warmup, seed) at once, vectorized over the runs.
+
+    Parameters
+    ----------
+    placement : {"post", "pre", "deepnorm"}
+        LayerNorm placement (shared by all runs).
+    depth : int, keyword-only
+        Number of layers.
+    lrs : float or sequence of float, keyword-only
+        Peak learning rates (> 0).
+    warmups : int or sequence of int, keyword-only
+        Linear warmup lengths (0: none).
+    seeds : int or sequence of int, keyword-only
+        Seeds; seed ``s`` draws the weights from ``default_rng(s)`` and the training
+        batches from ``default_rng([s, 1])`` (runs that share a seed see the same data).
+    width : int, keyword-only
+        Model width.
+    steps : int, keyword-only
+        Optimizer steps.
+    qk_norm : bool, keyword-only
+        QK-Norm in every attention sublayer.
+    init : {"xavier", "gpt2"}, keyword-only
+        Initialization (see :class:`TinyTransformer`).
+    clip : float, optional, keyword-only
+        Clip each run's global gradient norm to this value.
+    heads : int, keyword-only
+        Attention heads.
+    vocab : int, keyword-only
+        Vocabulary size.
+    seq_len : int, keyword-only
+        Input length (even).
+    batch : int, keyword-only
+        Sequences per step.
+    weight_decay : float, keyword-only
+        AdamW's decoupled weight decay (>= 0).
+    decay : {"cosine", "none"}, keyword-only
+        Learning-rate decay after warmup (see :func:`lr_schedule`).
+    eval_batch : int, keyword-only
+        Size of the held-out batch (the same sequences for every run).
+
+    Returns
+    -------
+    tuple of TrainResult
+        One per run, in the order of ``itertools.product(lrs, warmups, seeds)``.
+
+    Raises
+    ------
+    TypeError
+        A non-numeric rate or clip, or a non-integer count.
+    ValueError
+        A bad choice, a rate or clip <= 0, a warmup longer than ``steps``, an empty list
+        or a count < 1.
+
+    Notes
+    -----
+    The runs are independent: each has its own weights, AdamW state and learning-rate
+    schedule; they are stacked along a leading axis and evaluated with
+    ``torch.func.vmap`` over :class:`TinyTransformer`'s own forward, so one step costs
+    one batched pass instead of one pass per run. AdamW is written out per run
+    (betas (0.9, 0.98), eps 1e-8, the update of ``torch.optim.AdamW``); the gradient norm
+    and clipping are per run. A run whose loss or gradient norm turns non-finite is
+    frozen and reported as diverged (see :class:`TrainResult`). Used in the chapter
+    "Warmup and learning rates" (``book/warmup-lr.md``).
+    """
+    from itertools import product
+
+    from torch.func import functional_call, stack_module_state, vmap
+
+    lrs = _as_tuple(lrs, "lrs", check_positive_real)
+    warmups = _as_tuple(warmups, "warmups", lambda v, n: check_int(v, n, 0))
+    seeds = _as_tuple(seeds, "seeds", lambda v, n: check_int(v, n, 0))
+    steps, batch, eval_batch, decay, clip, weight_decay = _check_run_options(
+        steps, batch, eval_batch, decay, clip, weight_decay, seq_len
+    )
+    if max(warmups) > steps:
+        raise ValueError(f"warmup_steps must be <= steps; got warmup {max(warmups)} with steps={steps}")
+    runs = list(product(lrs, warmups, seeds))
+    E = len(runs)
+    kw = dict(width=width, heads=heads, vocab=vocab, seq_len=seq_len, qk_norm=qk_norm, init=init)
+    models = {s: TinyTransformer(placement, depth, seed=s, **kw) for s in seeds}
+    params, buffers = stack_module_state([models[s] for _, _, s in runs])
+    names = list(params)
+    base = models[seeds[0]]
+
+    def member_loss(p, b, tokens, mask):
+        logits = functional_call(base, (p, b), (tokens[:, :-1],))
+        nll = F.cross_entropy(logits.transpose(1, 2), tokens[:, 1:], reduction="none")
+        max_logit = torch.stack([blk.attn.max_logit for blk in base.blocks]).amax()
+        return (nll * mask).sum() / mask.sum(), max_logit
+
+    batched = vmap(member_loss, in_dims=(0, 0, 0, 0))
+    seed_index = torch.tensor([seeds.index(s) for _, _, s in runs])
+    data_rngs = [np.random.default_rng([s, 1]) for s in seeds]
+    m_state = {n: torch.zeros_like(params[n]) for n in names}
+    v_state = {n: torch.zeros_like(params[n]) for n in names}
+    active = torch.ones(E, dtype=torch.bool)
+    rec = {k: np.full((E, steps), np.nan) for k in ("loss", "grad_norm", "max_logit", "lr")}
+    b1, b2 = _BETAS
+    for t in range(steps):
+        lr_t = torch.tensor([lr_schedule(t, lr=lr, warmup_steps=w, steps=steps, decay=decay) for lr, w, _ in runs])
+        data = [reversal_task(batch, seq_len=seq_len, vocab=vocab, rng=r) for r in data_rngs]
+        tokens = torch.stack([d[0] for d in data])[seed_index]
+        mask = torch.stack([d[1] for d in data])[seed_index]
+        for n in names:
+            params[n].grad = None
+        losses, max_logit = batched(params, buffers, tokens, mask)
+        torch.where(active, losses, torch.zeros_like(losses)).sum().backward()
+        with torch.no_grad():
+            sq = sum(params[n].grad.flatten(1).pow(2).sum(1) for n in names)
+            gnorm = sq.sqrt()
+            finite = torch.isfinite(losses.detach()) & torch.isfinite(gnorm)
+            rec["loss"][:, t] = np.where(finite.numpy() & active.numpy(), losses.detach().numpy(), np.nan)
+            rec["grad_norm"][:, t] = np.where(finite.numpy() & active.numpy(), gnorm.numpy(), np.nan)
+            rec["max_logit"][:, t] = np.where(active.numpy(), max_logit.numpy(), np.nan)
+            rec["lr"][:, t] = np.where(active.numpy(), lr_t.numpy(), np.nan)
+            active &= finite
+            coef = torch.ones(E) if clip is None else (clip / (gnorm + 1e-6)).clamp(max=1.0)
+            coef = torch.where(active, coef, torch.zeros(E))
+            lr_t = torch.where(active, lr_t, torch.zeros(E)).to(params[names[0]].dtype)
+            c1, c2 = 1.0 - b1 ** (t + 1), 1.0 - b2 ** (t + 1)
+            for n in names:
+                shape = (E,) + (1,) * (params[n].ndim - 1)
+                g = torch.nan_to_num(params[n].grad) * coef.view(shape).to(params[n].dtype)
+                m_state[n].mul_(b1).add_(g, alpha=1.0 - b1)
+                v_state[n].mul_(b2).addcmul_(g, g, value=1.0 - b2)
+                if weight_decay:
+                    params[n].mul_(1.0 - lr_t.view(shape) * weight_decay)
+                denom = (v_state[n].sqrt() / math.sqrt(c2)).add_(_ADAM_EPS)
+                params[n].sub_(lr_t.view(shape) / c1 * m_state[n] / denom)
+    eval_tokens, eval_mask = reversal_task(eval_batch, seq_len=seq_len, vocab=vocab, rng=np.random.default_rng(_EVAL_SEED))
+
+    def member_eval(p, b):
+        logits = functional_call(base, (p, b), (eval_tokens[:, :-1],))
+        nll = F.cross_entropy(logits.transpose(1, 2), eval_tokens[:, 1:], reduction="none")
+        hit = ((logits.argmax(-1) == eval_tokens[:, 1:]) & eval_mask).float()
+        return (nll * eval_mask).sum() / eval_mask.sum(), hit.sum() / eval_mask.sum()
+
+    with torch.no_grad():
+        final_loss, final_acc = vmap(member_eval)(params, buffers)
+    results = []
+    for e, (lr, w, s) in enumerate(runs):
+        ok = bool(active[e]) and math.isfinite(float(final_loss[e]))
+        results.append(
+            TrainResult(
+                placement=placement,
+                depth=int(depth),
+                width=int(width),
+                lr=lr,
+                warmup_steps=w,
+                steps=steps,
+                seed=s,
+                init=init,
+                qk_norm=bool(qk_norm),
+                clip=clip,
+                loss=_readonly(rec["loss"][e]),
+                grad_norm=_readonly(rec["grad_norm"][e]),
+                max_logit=_readonly(rec["max_logit"][e]),
+                lr_used=_readonly(rec["lr"][e]),
+                final_loss=float(final_loss[e]) if ok else float("nan"),
+                final_accuracy=float(final_acc[e]) if ok else float("nan"),
+                diverged=not ok,
+            )
+        )
+    return tuple(results)
 
 
 def train(
@@ -613,73 +845,87 @@ def train(
     Notes
     -----
     AdamW with betas (0.9, 0.98) and eps 1e-8 (the Transformer's Adam settings), learning
-    rate of step t from :func:`lr_schedule`. The loss is the cross-entropy on the
-    reversed half of each sequence. Deterministic for a seed (at a fixed number of torch
-    threads). See the chapter "A real Transformer" (``book/real-transformer.md``).
+    rate of step t from :func:`lr_schedule`, the loss the cross-entropy on the reversed
+    half of each sequence. The one-run case of :func:`train_grid` (same code path, same
+    numbers). Deterministic for a seed at a fixed number of torch threads. See the
+    chapter "A real Transformer" (``book/real-transformer.md``).
     """
-    lr = check_positive_real(lr, "lr")
-    steps = check_int(steps, "steps")
-    warmup_steps = check_int(warmup_steps, "warmup_steps", 0)
-    batch = check_int(batch, "batch")
-    eval_batch = check_int(eval_batch, "eval_batch")
-    decay = check_choice(decay, "decay", ("cosine", "none"))
-    if warmup_steps > steps:
-        raise ValueError(f"warmup_steps must be <= steps; got warmup_steps={warmup_steps}, steps={steps}")
-    if clip is not None:
-        clip = check_positive_real(clip, "clip")
-    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or not (
-        math.isfinite(weight_decay) and weight_decay >= 0
-    ):
-        raise ValueError(f"weight_decay must be a finite number >= 0; got {weight_decay!r}")
-    model = TinyTransformer(
-        placement, depth, width=width, heads=heads, vocab=vocab, seq_len=seq_len, qk_norm=qk_norm, init=init, seed=seed
-    )
-    data_rng = np.random.default_rng([seed, 1])
-    eval_tokens, eval_mask = reversal_task(eval_batch, seq_len=seq_len, vocab=vocab, rng=np.random.default_rng(_EVAL_SEED))
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=float(weight_decay))
-    loss_rec, gn_rec, ml_rec, lr_rec = (np.full(steps, np.nan) for _ in range(4))
-    diverged = False
-    for t in range(steps):
-        lr_t = lr_schedule(t, lr=lr, warmup_steps=warmup_steps, steps=steps, decay=decay)
-        for group in opt.param_groups:
-            group["lr"] = lr_t
-        tokens, mask = reversal_task(batch, seq_len=seq_len, vocab=vocab, rng=data_rng)
-        opt.zero_grad(set_to_none=True)
-        loss = model.loss(tokens, mask)
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), clip if clip is not None else float("inf"))
-        loss_rec[t], gn_rec[t], ml_rec[t], lr_rec[t] = float(loss.detach()), float(gn), model.max_logit, lr_t
-        if not (math.isfinite(loss_rec[t]) and math.isfinite(gn_rec[t])):
-            diverged = True
-            loss_rec[t] = gn_rec[t] = np.nan
-            break
-        opt.step()
-    final_loss = final_acc = float("nan")
-    if not diverged:
-        with torch.no_grad():
-            logits = model(eval_tokens[:, :-1])
-            nll = F.cross_entropy(logits.transpose(1, 2), eval_tokens[:, 1:], reduction="none")
-            final_loss = float((nll * eval_mask).sum() / eval_mask.sum())
-            hit = (logits.argmax(-1) == eval_tokens[:, 1:]) & eval_mask
-            final_acc = float(hit.sum() / eval_mask.sum())
-        if not math.isfinite(final_loss):
-            diverged, final_loss, final_acc = True, float("nan"), float("nan")
-    return TrainResult(
-        placement=placement,
-        depth=int(depth),
-        width=int(width),
-        lr=lr,
-        warmup_steps=warmup_steps,
+    (result,) = train_grid(
+        placement,
+        depth=depth,
+        lrs=(check_positive_real(lr, "lr"),),
+        warmups=(check_int(warmup_steps, "warmup_steps", 0),),
+        seeds=(check_int(seed, "seed", 0),),
+        width=width,
         steps=steps,
-        seed=int(seed),
+        qk_norm=qk_norm,
         init=init,
-        qk_norm=bool(qk_norm),
         clip=clip,
-        loss=_readonly(loss_rec),
-        grad_norm=_readonly(gn_rec),
-        max_logit=_readonly(ml_rec),
-        lr_used=_readonly(lr_rec),
-        final_loss=final_loss,
-        final_accuracy=final_acc,
-        diverged=diverged,
+        heads=heads,
+        vocab=vocab,
+        seq_len=seq_len,
+        batch=batch,
+        weight_decay=weight_decay,
+        decay=decay,
+        eval_batch=eval_batch,
     )
+    return result
+
+
+def _worker_threads(threads: int) -> None:
+    torch.set_num_threads(threads)
+
+
+def _train_grid_job(job: dict):
+    return train_grid(**job)
+
+
+def train_grids(jobs, *, processes=2, threads=1) -> list:
+    """Run several :func:`train_grid` calls, spread over worker processes.
+
+    Parameters
+    ----------
+    jobs : sequence of dict
+        Keyword arguments of one :func:`train_grid` call each (including ``placement``).
+    processes : int, keyword-only
+        Worker processes (1: run in this process, one job after the other).
+    threads : int, keyword-only
+        torch threads per worker process (ignored when ``processes == 1``).
+
+    Returns
+    -------
+    list of tuple of TrainResult
+        ``train_grid(**job)`` for each job, in the order of ``jobs``.
+
+    Raises
+    ------
+    TypeError
+        A job that is not a mapping, or non-integer counts.
+    ValueError
+        ``processes`` or ``threads`` < 1, or a job that :func:`train_grid` rejects.
+
+    Notes
+    -----
+    Small batched models use one core well and many threads badly, so a chapter gets
+    more from two processes with one thread each than from one process with two
+    threads. The workers are started with the ``spawn`` method (safe after torch has
+    started threads) and each result is the same as ``train_grid(**job)`` in a process
+    with ``threads`` torch threads. Used by the chapter "Warmup and learning rates"
+    (``book/warmup-lr.md``).
+    """
+    processes = check_int(processes, "processes")
+    threads = check_int(threads, "threads")
+    jobs = list(jobs)
+    for j in jobs:
+        if not isinstance(j, dict):
+            raise TypeError(f"each job must be a dict of train_grid keyword arguments; got {type(j).__name__}")
+    if processes == 1 or len(jobs) <= 1:
+        return [train_grid(**j) for j in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=min(processes, len(jobs)), mp_context=ctx, initializer=_worker_threads, initargs=(threads,)
+    ) as pool:
+        return list(pool.map(_train_grid_job, jobs))

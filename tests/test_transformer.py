@@ -415,3 +415,95 @@ def test_reversal_task_bad_input():
         reversal_task(2, seq_len=4)
     with pytest.raises(ValueError, match="vocab"):
         reversal_task(2, seq_len=4, vocab=2, rng=0)
+
+
+# ----------------------------------------------------------------------------- the vectorized trainer
+
+
+GRID = dict(depth=2, width=16, heads=2, vocab=7, seq_len=6, batch=4, eval_batch=8, steps=5)
+
+
+def test_train_grid_members_are_the_single_runs():
+    """Each run of a grid equals train() with its own (lr, warmup, seed): the runs do not interact."""
+    grid = tf.train_grid("post", lrs=(1e-3, 4e-3), warmups=(0, 3), seeds=(0, 2), clip=0.5, **GRID)
+    assert [(r.lr, r.warmup_steps, r.seed) for r in grid] == [
+        (lr, w, s) for lr in (1e-3, 4e-3) for w in (0, 3) for s in (0, 2)
+    ]
+    for r in grid:
+        one = train("post", lr=r.lr, warmup_steps=r.warmup_steps, seed=r.seed, clip=0.5, **GRID)
+        for field in ("loss", "grad_norm", "max_logit", "lr_used"):
+            np.testing.assert_allclose(getattr(r, field), getattr(one, field), rtol=2e-5, err_msg=field)
+        assert r.final_loss == pytest.approx(one.final_loss, rel=1e-4)
+
+
+def test_written_out_adamw_is_torch_adamw():
+    """train()'s per-run AdamW, schedule and clipping against torch.optim.AdamW on the plain module."""
+    kw = dict(GRID, steps=6)
+    got = train("pre", lr=3e-3, warmup_steps=2, seed=1, clip=0.3, weight_decay=0.1, **kw)
+    model = TinyTransformer("pre", 2, width=16, heads=2, vocab=7, seq_len=6, seed=1)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.1)
+    rng = np.random.default_rng([1, 1])
+    losses, norms = [], []
+    for t in range(6):
+        for g in opt.param_groups:
+            g["lr"] = tf.lr_schedule(t, lr=3e-3, warmup_steps=2, steps=6)
+        tokens, mask = reversal_task(4, seq_len=6, vocab=7, rng=rng)
+        opt.zero_grad()
+        loss = model.loss(tokens, mask)
+        loss.backward()
+        norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), 0.3)))
+        losses.append(float(loss.detach()))
+        opt.step()
+    np.testing.assert_allclose(got.loss, losses, rtol=2e-5)
+    np.testing.assert_allclose(got.grad_norm, norms, rtol=2e-5)
+
+
+def test_a_diverging_run_does_not_touch_its_neighbours():
+    grid = tf.train_grid("pre", lrs=(1e-3, 1e30), seeds=(0,), **GRID)
+    alone = train("pre", lr=1e-3, seed=0, **GRID)
+    assert not grid[0].diverged and grid[1].diverged and math.isnan(grid[1].final_loss)
+    np.testing.assert_allclose(grid[0].loss, alone.loss, rtol=2e-5)
+
+
+def test_train_grid_bad_input():
+    with pytest.raises(ValueError, match="lrs must not be empty"):
+        tf.train_grid("post", lrs=(), **GRID)
+    with pytest.raises(ValueError, match="lrs"):
+        tf.train_grid("post", lrs=(1e-3, -1.0), **GRID)
+    with pytest.raises(ValueError, match="warmup"):
+        tf.train_grid("post", lrs=1e-3, warmups=(0, 99), **GRID)
+    with pytest.raises(ValueError, match="seeds"):
+        tf.train_grid("post", lrs=1e-3, seeds=(-1,), **GRID)
+
+
+def test_train_grids_in_worker_processes_equal_in_process_runs():
+    jobs = [dict(placement=p, lrs=(2e-3,), seeds=(0, 1), **GRID) for p in ("post", "pre", "deepnorm")]
+    here = tf.train_grids(jobs, processes=1)
+    there = tf.train_grids(jobs, processes=2)
+    assert len(there) == 3
+    for a_runs, b_runs in zip(here, there):
+        for a, b in zip(a_runs, b_runs):
+            assert (a.placement, a.seed) == (b.placement, b.seed)
+            np.testing.assert_allclose(a.loss, b.loss, rtol=1e-5)
+            assert not b.loss.flags.writeable  # read-only after the trip through pickle
+    with pytest.raises(TypeError, match="dict"):
+        tf.train_grids([("post",)])
+
+
+def test_first_update_norm_of_a_parameter_subset():
+    """Updating only some parameters: by hand, and the pieces are additive to first order in η."""
+    model = TinyTransformer("deepnorm", 3, width=16, heads=2, vocab=7, seq_len=6, seed=1).double()
+    tokens, _ = reversal_task(8, seq_len=6, vocab=7, rng=1)
+    branch = lambda n: n.startswith("blocks") and n.split(".")[-2] in ("v", "o", "w1", "w2")  # noqa: E731
+    names = [n for n, _ in model.named_parameters() if branch(n)]
+    grads = torch.autograd.grad(model.loss(tokens), [model.get_parameter(n) for n in names])
+    stepped = TinyTransformer("deepnorm", 3, width=16, heads=2, vocab=7, seq_len=6, seed=1).double()
+    with torch.no_grad():
+        for n, g in zip(names, grads):
+            stepped.get_parameter(n).sub_(1e-3 * g)
+        want = float((stepped.features(tokens[:, :-1]) - model.features(tokens[:, :-1])).pow(2).sum(-1).mean().sqrt())
+    assert first_update_norm(model, tokens, lr=1e-3, params=branch) == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError, match="selects no parameter"):
+        first_update_norm(model, tokens, lr=1e-3, params=lambda n: False)
+    with pytest.raises(TypeError, match="predicate"):
+        first_update_norm(model, tokens, lr=1e-3, params=["blocks.0.ffn.w2.weight"])

@@ -7,14 +7,19 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 STAMP  := $(VENV)/.installed-$(REQ_HASH)
+# pytest-xdist workers for `make test` (chapters are distributed whole, one per worker)
+JOBS   ?= 2
 
-.PHONY: help setup book test chapter bench clean
+.PHONY: help setup book test chapter pdf bench bench-build determinism clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes every chapter)"
 	@echo "make test     unit/property tests of normlib + nbval over every chapter"
 	@echo "make chapter CH=rmsnorm   run one chapter under nbval"
-	@echo "make bench    run the benchmark scripts"
+	@echo "make pdf      the whole book as one PDF (_build/pdf/book.pdf; needs chromium)"
+	@echo "make determinism   two cold builds must glue identical values (slow)"
+	@echo "make bench    run the benchmark scripts (speed and memory figures)"
+	@echo "make bench-build   build-time figures: cold/warm book, make test, per chapter"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,14 +34,28 @@ book: setup
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book is in _build/html: open _build/html/index.html in a browser."
 
+# Chapters that pass under nbval are stored in the book's execution cache
+# (tests/conftest.py), so a `make book` after `make test` does not run them again.
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+
+pdf: setup
+	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+	$(BIN)/python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf
+	@echo "The PDF is _build/pdf/book.pdf"
 
 chapter: setup
 	$(BIN)/python -m pytest tests/conftest.py book/$(CH).md
 
 bench: setup
-	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	for f in benchmarks/bench_*.py; do [ "$$f" = benchmarks/bench_build.py ] && continue; echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+# cold and warm book builds, make test, and each chapter's run time (two full executions)
+bench-build: setup
+	$(BIN)/python benchmarks/bench_build.py
+
+determinism: setup
+	$(BIN)/python _ext/glued_values.py determinism
 
 clean:
 	rm -rf _build

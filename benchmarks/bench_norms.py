@@ -2,8 +2,11 @@
 chapter "RMSNorm" (``book/rmsnorm.md``, section "The paper's speed-ups").
 
 Run by hand (``make bench`` or ``.venv/bin/python benchmarks/bench_norms.py``), never by
-the tests: timings describe one machine at one moment. Every pair is timed in alternation
-(``normlib.timing.interleaved_times``) and reported as the median over repeats.
+the tests: timings describe one machine at one moment. Every set of candidates is timed in
+alternation (``normlib.timing.interleaved_times``); each time is the median over repeats,
+and each ratio A / B (LayerNorm / RMSNorm unless the row says otherwise) is the median of
+the paired per-repeat ratios with a 95% bootstrap interval over the pairs
+(``normlib.timing.paired_ratio``). A ratio above 1 means B took less time than A.
 
 Options::
 
@@ -23,25 +26,28 @@ import sys
 import numpy as np
 
 import normlib as nl
-from normlib.timing import interleaved_times
+from normlib.timing import interleaved_times, paired_ratio
 
 NUMPY_SHAPES = [(4096, 512), (1024, 4096), (8192, 768), (2048, 2048), (512, 8192), (32768, 128)]
 TORCH_SHAPES = [(8 * 512, 768), (4 * 512, 4096), (16 * 512, 1024), (2 * 512, 8192), (8 * 128, 512)]
 EPS = 1e-5
 
 
-def _row(impl: str, shape, t_ln, t_other, other: str = "RMSNorm") -> str:
-    ratio = t_ln.median / t_other.median
+_BOOT = np.random.default_rng(12345)  # bootstrap resamples of the paired ratios
+
+
+def _row(impl: str, shape, t_a, t_b, b: str = "RMSNorm", a: str = "LayerNorm") -> str:
+    r = paired_ratio(t_a, t_b, rng=_BOOT)
     return (
-        f"{impl:<44} {str(shape):>14} {other:>9} {1e3 * t_ln.median:>10.3f} {1e3 * t_other.median:>10.3f} "
-        f"{ratio:>7.2f} {100 * (1 - 1 / ratio):>8.1f} {t_ln.spread:>6.0%} {t_other.spread:>6.0%}"
+        f"{impl:<44} {str(shape):>14} {a:>10} {b:>10} {1e3 * t_a.median:>9.3f} {1e3 * t_b.median:>9.3f} "
+        f"{r.ratio:>6.2f} {f'[{r.lo:.2f}, {r.hi:.2f}]':>13} {t_a.spread:>5.0%} {t_b.spread:>5.0%}"
     )
 
 
 def _header() -> str:
     h = (
-        f"{'implementation':<44} {'shape':>14} {'vs':>9} {'LN (ms)':>10} {'other (ms)':>10} "
-        f"{'LN/other':>7} {'saved %':>8} {'sprLN':>6} {'sprO':>6}"
+        f"{'implementation':<44} {'shape':>14} {'A':>10} {'B':>10} {'A (ms)':>9} {'B (ms)':>9} "
+        f"{'A/B':>6} {'95% interval':>13} {'sprA':>5} {'sprB':>5}"
     )
     return h + "\n" + "-" * len(h)
 
@@ -111,6 +117,8 @@ def bench_torch(shapes, repeats: int, threads: int) -> list[str]:
         rows.append(_row("torch F.*, forward+backward", shape, t["ln"], t["rms"]))
         t = interleaved_times({"ln": ln_comp, "rms": rms_comp}, repeats=repeats, warmup=1, min_time=0.05)
         rows.append(_row("torch same-primitive composites, fwd+bwd", shape, t["ln"], t["rms"]))
+        t = interleaved_times({"lib": rms_lib, "comp": rms_comp}, repeats=repeats, warmup=1, min_time=0.05)
+        rows.append(_row("torch RMSNorm: library vs composite, fwd+bwd", shape, t["lib"], t["comp"], "composite", "F.rms_norm"))
     return rows
 
 
@@ -133,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"torch {torch.__version__}, {args.threads} threads")
         rows += bench_torch(pt_shapes, repeats, args.threads)
-    print(f"median of {repeats} interleaved repeats; 'spr' = (slowest - fastest) / median of the repeats")
+    print(f"median of {repeats} interleaved repeats; A/B: median paired ratio and its 95% bootstrap interval; "
+          "'spr' = (slowest - fastest) / median of the repeats")
     load = os.getloadavg()[0]
     if load > (os.cpu_count() or 1):
         print(f"note: load average {load:.2f} exceeds the {os.cpu_count()} CPUs: other processes competed, "

@@ -12,10 +12,10 @@ import html
 
 from .claims import CheckResult, check
 
-__all__ = ["verify", "glue_value", "CheckTable"]
+__all__ = ["verify", "glue_value", "shown_key", "CheckTable"]
 
 
-def glue_value(key: str, value, *, display: bool = False):
+def glue_value(key: str, value, *, display: bool = False, machine_dependent: bool = False):
     """Glue a plain Python value (floats/ints/str; numpy scalars are converted).
 
     Parameters
@@ -26,6 +26,11 @@ def glue_value(key: str, value, *, display: bool = False):
         The value; a 0-d numpy value is converted with ``.item()``.
     display : bool, keyword-only
         Also display the value in the cell output.
+    machine_dependent : bool, keyword-only
+        The value is a timing (or otherwise depends on the machine and its load), so
+        two builds may differ: it is marked in the output's metadata, and the
+        reproducibility check (``_ext/glued_values.py``) leaves it out. The prose must
+        say that the number is a timing.
 
     Returns
     -------
@@ -35,14 +40,23 @@ def glue_value(key: str, value, *, display: bool = False):
     Notes
     -----
     Numpy 2 scalars break ``{glue:text}`` format specs, so they are converted here.
+    The output is the one ``myst_nb.glue`` writes (a display with ``scrapbook``
+    metadata), plus ``{"normlib": {"machine_dependent": true}}`` for timings.
     ``myst_nb`` is imported only inside this function. See the ledger page
-    (``book/ledger.md``).
+    (``book/ledger.md``) and the execution report (``book/execution-report.md``).
     """
-    from myst_nb import glue  # imported lazily: normlib must work without myst-nb
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as ipy_display
+    from myst_nb.ext.glue import GLUE_PREFIX  # imported lazily: normlib must work without myst-nb
 
     if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
         value = value.item()
-    glue(key, value, display=display)
+    bundle, metadata = format_display_data(value)
+    prefix = "" if display else GLUE_PREFIX
+    metadata["scrapbook"] = dict(name=key, mime_prefix=prefix)
+    if machine_dependent:
+        metadata["normlib"] = {"machine_dependent": True}
+    ipy_display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
     return value
 
 
@@ -70,14 +84,36 @@ def verify(check_id: str, measured, *, expected: float | None = None) -> CheckRe
     Notes
     -----
     Runs :func:`normlib.claims.check` and glues the measured value (or ``"holds"``
-    for a bool check) under ``check_id`` for the ledger page (``book/ledger.md``).
+    for a bool check) under ``check_id``, for the chapter's prose, and the value as
+    the check table shows it (formatted with the check's ``fmt``, never ``-0.000``)
+    under ``check_id + "__shown"``, for the ledger page (``book/ledger.md``).
     """
     result = check(check_id, measured, expected=expected)
     if result.check.mode == "bool":
         glue_value(check_id, "holds")
     else:
         glue_value(check_id, float(result.measured))
+    glue_value(shown_key(check_id), result.shown)
     return result
+
+
+def shown_key(check_id: str) -> str:
+    """The glue key under which :func:`verify` stores a check's formatted value.
+
+    Parameters
+    ----------
+    check_id : str
+
+    Returns
+    -------
+    str
+        ``check_id + "__shown"``.
+
+    Notes
+    -----
+    The ledger page (``book/ledger.md``) pastes this string (format spec ``s``).
+    """
+    return f"{check_id}__shown"
 
 
 class CheckTable:

@@ -18,6 +18,16 @@ The registry lives in ``claims.toml`` next to this module. It has two tables:
     * ``lo``/``hi``: ``lo <= m <= hi`` (either bound may be omitted);
     * ``kind = "bool"``: the measurement is a boolean computed by the chapter and must be true.
 
+    Two optional fields only change how the ledger page shows a check: ``short``, a
+    label of a few words for the number (default: the start of ``what``), and
+    ``timing = true`` for a machine-dependent figure (a wall-clock time or a ratio of
+    times). The ledger never shows a timing as a claim's number; a ``what`` that says
+    "machine-dependent" counts as a timing too.
+
+A claim may name the checks that carry its verdict, in order, with
+``headline = ["C5.8-post-factor", ...]``: the ledger shows them first. Without it, the
+ledger shows the claim's non-timing checks in registry order.
+
 A chapter calls :func:`check` (or :func:`normlib.book.verify`, which also glues the
 value for the ledger page); a measurement outside its tolerance raises
 :class:`ClaimCheckFailed`, which fails the chapter, nbval and CI.
@@ -38,6 +48,7 @@ import numpy as np
 
 __all__ = [
     "STATUSES",
+    "VERDICTS",
     "Claim",
     "Check",
     "CheckResult",
@@ -45,6 +56,7 @@ __all__ = [
     "registry",
     "claim_of",
     "check",
+    "source_verdict",
 ]
 
 STATUSES = (
@@ -55,6 +67,10 @@ STATUSES = (
     "source-checked",
     "not-reproducible-here",
 )
+
+#: Source verdicts (CLAIMS.md), in the order the book reports them. A claim's ``verdict``
+#: text starts with one of them (see :func:`source_verdict`).
+VERDICTS = ("CORRECT", "IMPRECISE", "WRONG", "UNSUPPORTED")
 
 _REGISTRY_PATH = Path(__file__).with_name("claims.toml")
 _CLAIM_ID = re.compile(r"^C\d+\.\d+$")
@@ -77,6 +93,7 @@ class Claim:
     verdict: str = ""
     label: str = ""
     note: str = ""
+    headline: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +112,21 @@ class Check:
     hi: float | None = None
     kind: str = "number"
     chapter: str | None = None
+    short: str = ""
+    timing: bool = False
+
+    @property
+    def is_timing(self) -> bool:
+        """A machine-dependent figure: ``timing = true``, or a ``what`` that says "machine-dependent"."""
+        return bool(self.timing) or "machine-dependent" in self.what.lower()
+
+    @property
+    def label(self) -> str:
+        """A few words naming the number: ``short`` if given, else the start of ``what``."""
+        if self.short.strip():
+            return self.short.strip()
+        text = re.split(r" \(|; ", self.what, maxsplit=1)[0].strip()
+        return text if len(text) <= 60 else text[:59].rstrip(" ,:") + "…"
 
     @property
     def mode(self) -> str:
@@ -156,8 +188,10 @@ def registry() -> tuple[Mapping[str, Claim], Mapping[str, Check]]:
     Raises
     ------
     ValueError
-        A malformed ID, an unknown field, a bad status, or a check that does not give
-        exactly one acceptance rule (the message names the entry).
+        A malformed ID, an unknown field, a bad status, a verdict that starts with no
+        word of ``VERDICTS``, a headline naming a check of another claim (or a timing),
+        or a check that does not give exactly one acceptance rule (the message names the
+        entry).
 
     Notes
     -----
@@ -169,12 +203,16 @@ def registry() -> tuple[Mapping[str, Claim], Mapping[str, Check]]:
     for cid, entry in raw.get("claim", {}).items():
         if not _CLAIM_ID.match(cid):
             raise ValueError(f"claims.toml: bad claim ID {cid!r} (expected like 'C3.6')")
+        headline = entry.pop("headline", ())
+        if isinstance(headline, str) or not all(isinstance(h, str) for h in headline):
+            raise ValueError(f"claims.toml: claim {cid}: headline must be a list of check IDs; got {headline!r}")
         try:
-            c = Claim(id=cid, **entry)
+            c = Claim(id=cid, headline=tuple(headline), **entry)
         except TypeError as exc:  # unknown or missing fields
             raise ValueError(f"claims.toml: claim {cid}: {exc}") from exc
         if c.status not in STATUSES:
             raise ValueError(f"claims.toml: claim {cid} has status {c.status!r}; expected one of {STATUSES}")
+        source_verdict(c)  # raises on a verdict that starts with no known word
         claims[cid] = c
     checks: dict[str, Check] = {}
     for kid, entry in raw.get("check", {}).items():
@@ -187,7 +225,56 @@ def registry() -> tuple[Mapping[str, Claim], Mapping[str, Check]]:
             raise ValueError(f"claims.toml: check {kid}: {exc}") from exc
         _validate_check(k)
         checks[kid] = k
+    for c in claims.values():
+        for h in c.headline:
+            if h not in checks or checks[h].claim != c.id:
+                raise ValueError(f"claims.toml: claim {c.id}: headline names {h!r}, which is not a check of {c.id}")
+            if checks[h].is_timing:
+                raise ValueError(f"claims.toml: claim {c.id}: headline names {h!r}, a timing (timings are not claim numbers)")
     return MappingProxyType(claims), MappingProxyType(checks)
+
+
+def _no_negative_zero(text: str) -> str:
+    """'-0.000' -> '0.000' (a negative number that rounds to zero prints without its sign)."""
+    if text.startswith("-"):
+        try:
+            if float(text) == 0.0:
+                return text[1:]
+        except ValueError:
+            pass
+    return text
+
+
+def source_verdict(claim: Claim) -> str:
+    """The source verdict of a claim: one of :data:`VERDICTS`, or ``""`` if it has none.
+
+    Parameters
+    ----------
+    claim : Claim
+
+    Returns
+    -------
+    str
+        The word the claim's ``verdict`` text starts with (``"CORRECT numbers, with
+        caveats"`` gives ``"CORRECT"``), or ``""`` for an empty verdict.
+
+    Raises
+    ------
+    ValueError
+        A non-empty verdict that starts with none of :data:`VERDICTS`.
+
+    Notes
+    -----
+    The landing page (``book/intro.md``) counts claims by this word; the claims ledger
+    (``book/ledger.md``) shows the full text.
+    """
+    text = claim.verdict.strip()
+    if not text:
+        return ""
+    m = re.match(r"[A-Z]+", text)
+    if not m or m.group(0) not in VERDICTS:
+        raise ValueError(f"claim {claim.id}: verdict {text[:40]!r} does not start with one of {VERDICTS}")
+    return m.group(0)
 
 
 def _validate_check(k: Check) -> None:
@@ -217,6 +304,10 @@ def _validate_check(k: Check) -> None:
             raise ValueError(f"claims.toml: check {k.id}: {name} must be a finite number >= 0; got {v!r}")
     if k.lo is not None and k.hi is not None and not k.lo <= k.hi:
         raise ValueError(f"claims.toml: check {k.id}: lo {k.lo!r} > hi {k.hi!r}")
+    if not isinstance(k.timing, bool):
+        raise ValueError(f"claims.toml: check {k.id}: timing must be true or false; got {k.timing!r}")
+    if not isinstance(k.short, str):
+        raise ValueError(f"claims.toml: check {k.id}: short must be a string; got {k.short!r}")
 
 
 def claim_of(check_id: str) -> Claim:
@@ -298,7 +389,7 @@ def check(check_id: str, measured, *, expected: float | None = None) -> CheckRes
         m = float(measured)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{check_id}: measurement must be a real number; got {measured!r}") from exc
-    shown = format(m, k.fmt)
+    shown = _no_negative_zero(format(m, k.fmt))
     if math.isnan(m):
         raise ClaimCheckFailed(f"{check_id} ({k.what}): measurement is NaN")
     if k.mode == "printed":

@@ -549,26 +549,35 @@ class StepResponse:
     Attributes
     ----------
     scales : ndarray, shape (k,)
-        The factors ``a`` the weight matrix was multiplied by.
+        The factors ``a``.
+    rescale : str
+        What was multiplied by ``a``: ``"weight"`` (the matrix ``W``) or ``"input"``
+        (the batch ``X``).
     output_before : ndarray, shape (k,)
-        ``max|LN(a W Xᵀ) - LN(W Xᵀ)|``: how much the re-scaling itself moved the output.
+        ``max|Y_a - Y_1|``: how much the re-scaling itself moved the output.
+    grads : ndarray, shape (k, H, d_in)
+        ``dL/dW`` at each factor (for ``"weight"``, the gradient at ``a W``).
     grad_norm : ndarray, shape (k,)
-        Frobenius norm of ``dL/dW`` at ``a W``.
+        Frobenius norm of ``grads[j]``.
     output_change : ndarray, shape (k,)
-        RMS change of the output after one gradient step ``aW - lr · dL/dW``.
+        RMS change of the output after one gradient step ``W_a - lr · dL/dW``.
     lr : float
         The fixed learning rate.
     """
 
     scales: np.ndarray
+    rescale: str
     output_before: np.ndarray
+    grads: np.ndarray
     grad_norm: np.ndarray
     output_change: np.ndarray
     lr: float
 
 
-def ln_step_response(W, X, target, scales, *, lr: float, eps: float = 1e-5) -> StepResponse:
-    """One gradient step of ``y = LN(W x)`` at re-scaled weights ``a W``, for each ``a``.
+def ln_step_response(
+    W, X, target, scales, *, lr: float, eps: float = 1e-5, rescale: str = "weight"
+) -> StepResponse:
+    """One gradient step of ``Y = LN(X Wᵀ)`` after re-scaling the weights or the inputs by each ``a``.
 
     Parameters
     ----------
@@ -576,25 +585,42 @@ def ln_step_response(W, X, target, scales, *, lr: float, eps: float = 1e-5) -> S
     X : array_like, shape (N, d_in)
         A batch of inputs.
     target : array_like, shape (N, H)
-        Regression target of the loss ``L = ½ Σ (y - target)²``.
+        Regression target of the loss ``L = ½ Σ (Y - target)²``.
     scales : array_like, shape (k,)
         Positive factors ``a``.
     lr : float, keyword-only
-        Fixed learning rate (> 0) of the plain gradient step.
+        Fixed learning rate (> 0) of the plain gradient step on ``W``.
     eps : float, keyword-only
+    rescale : {"weight", "input"}, keyword-only
+        Multiply ``W`` by ``a`` (the case of Ba et al.'s §5.2) or the inputs ``X``
+        (a change of the activation scale).
 
     Returns
     -------
     StepResponse
 
+    Raises
+    ------
+    TypeError
+        Non-real arrays or factors, or a ``rescale`` that is not a string.
+    ValueError
+        Shapes that do not fit, non-finite values, factors ``<= 0``, ``lr <= 0``,
+        ``eps < 0``, or an unknown ``rescale``.
+
     Notes
     -----
-    The gradient is exact: with :math:`Z = X (aW)^\\top`, :math:`Y = \\mathrm{LN}(Z)` and
+    The gradient is exact: with :math:`Z = X W^\\top`, :math:`Y = \\mathrm{LN}(Z)` and
     :math:`G_Z = \\mathrm{VJP}_{\\mathrm{LN}}(Z, Y - T)` (:func:`normlib.layer_norm_vjp`),
-    :math:`\\partial L/\\partial W = G_Z^\\top X`. Because :math:`\\mathrm{LN}(aZ) = \\mathrm{LN}(Z)`
-    (for ε = 0), the gradient at :math:`aW` is :math:`1/a` times the one at :math:`W`,
-    and the step :math:`aW - \\eta G/a = a(W - \\eta G/a^2)` moves the output like a step
-    of size :math:`\\eta/a^2` at :math:`W`. See the chapter "LayerNorm" (``book/layernorm.md``).
+    :math:`\\partial L/\\partial W = G_Z^\\top X`. For ε = 0, :math:`\\mathrm{LN}(aZ) = \\mathrm{LN}(Z)`
+    and :math:`G_{aZ} = G_Z/a`, so
+
+    * ``"weight"``: the gradient at :math:`aW` is :math:`G_Z^\\top X/a`, and the step
+      :math:`aW - \\eta G/a = a(W - \\eta G/a^2)` moves the output like a step of size
+      :math:`\\eta/a^2` at :math:`W`;
+    * ``"input"``: the gradient is :math:`(G_Z/a)^\\top (aX) = G_Z^\\top X`, unchanged, and
+      so is the step: the loss is the same function of :math:`W` for every :math:`a`.
+
+    See the chapter "LayerNorm" (``book/layernorm.md``).
     """
     Wm = _as_matrix(W, "W")
     Xm = _as_matrix(X, "X")
@@ -608,15 +634,25 @@ def ln_step_response(W, X, target, scales, *, lr: float, eps: float = 1e-5) -> S
         raise ValueError(f"scales must be a non-empty 1-D array of finite factors > 0; got shape {a.shape}")
     lr = _check_positive_real(lr, "lr")
     eps = check_eps(eps)
+    rescale = _check_choice(rescale, "rescale", ("weight", "input"))
     Y0 = layer_norm(Xm @ Wm.T, eps=eps)
-    before, gnorm, change = [], [], []
+    before, grads, change = [], [], []
     for s in a:
-        Ws = s * Wm
-        Z = Xm @ Ws.T  # (N, H)
+        Ws, Xs = (s * Wm, Xm) if rescale == "weight" else (Wm, s * Xm)
+        Z = Xs @ Ws.T  # (N, H)
         Y = layer_norm(Z, eps=eps)
-        G = layer_norm_vjp(Z, Y - T, eps=eps).T @ Xm  # (H, d_in) = dL/dW at a·W
-        Y_new = layer_norm(Xm @ (Ws - lr * G).T, eps=eps)
+        G = layer_norm_vjp(Z, Y - T, eps=eps).T @ Xs  # (H, d_in) = dL/dW at the re-scaled point
+        Y_new = layer_norm(Xs @ (Ws - lr * G).T, eps=eps)
         before.append(float(np.max(np.abs(Y - Y0))))
-        gnorm.append(float(np.linalg.norm(G)))
+        grads.append(G)
         change.append(float(np.sqrt(np.mean((Y_new - Y) ** 2))))
-    return StepResponse(a.copy(), np.array(before), np.array(gnorm), np.array(change), lr)
+    G_all = np.stack(grads)
+    return StepResponse(
+        scales=a.copy(),
+        rescale=rescale,
+        output_before=np.array(before),
+        grads=G_all,
+        grad_norm=np.linalg.norm(G_all, axis=(1, 2)),
+        output_change=np.array(change),
+        lr=lr,
+    )

@@ -66,11 +66,11 @@ def layer_norm_stats(x, *, eps: float = 1e-5):
 def _ln_stats(xc: np.ndarray, eps: float):
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported below
         mean = xc.mean(axis=-1, keepdims=True)  # (..., 1)
-        centred = xc - mean  # (..., d)
-        var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1), two-pass
+        centered = xc - mean  # (..., d)
+        var = np.mean(centered * centered, axis=-1, keepdims=True)  # (..., 1), two-pass
     _check_positive(var, eps, "variance")
     rstd = 1.0 / np.sqrt(var + eps)  # (..., 1)
-    return mean, rstd, centred * rstd
+    return mean, rstd, centered * rstd
 
 
 def rms_norm_stats(x, *, eps: float = 1e-5):
@@ -198,7 +198,7 @@ def rms_norm(x, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     x : array_like, shape (..., d)
         Input features on the last axis.
     weight : array_like, shape (d,), optional
-        Per-feature gain g (default 1). For a zero-centred ("Gemma-style")
+        Per-feature gain g (default 1). For a zero-centered ("Gemma-style")
         parametrization pass ``1 + w``.
     eps : float, keyword-only
         Added to the mean square inside the square root; >= 0.
@@ -547,10 +547,10 @@ def batch_norm(
             )
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported below
             mean = xc.mean(axis=0)
-            centred = xc - mean
-            var = np.mean(centred * centred, axis=0)
+            centered = xc - mean
+            var = np.mean(centered * centered, axis=0)
         _check_positive(var, eps, "batch variance")
-        y = centred / np.sqrt(var + eps)
+        y = centered / np.sqrt(var + eps)
         if rm is not None:
             mom = float(momentum)
             new_rm = (1 - mom) * rm + mom * mean

@@ -9,6 +9,8 @@ Two small tools, both used by the chapter "RMSNorm" (``book/rmsnorm.md``) and by
   occasional slow repeat of a busy machine. :func:`interleaved_times` alternates
   the candidates inside every repeat, so that a slow phase of the machine hits all
   of them alike and their *ratio* stays meaningful.
+* :func:`paired_ratio` turns two interleaved timings into a ratio with a bootstrap
+  confidence interval, resampling the repeats as pairs.
 * :func:`count_array_ops` records every numpy ufunc a function applies to an
   array argument (element-wise calls and reductions, with the shape they ran
   on), which turns "one statistic fewer" into a count of passes over the data.
@@ -30,6 +32,7 @@ import numpy as np
 from ._validate import check_int, check_positive_real
 
 __all__ = ["Timing", "median_time", "interleaved_times", "OpCount", "count_array_ops"]
+__all__ += ["RatioCI", "paired_ratio"]  # time ratios with a bootstrap interval (chapter "RMSNorm")
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ def median_time(
     repeats : int, keyword-only
         Timed repeats (>= 1); the median over them is the reported time.
     warmup : int, keyword-only
-        Untimed calls first (>= 0): caches, allocator, lazy initialisation.
+        Untimed calls first (>= 0): caches, allocator, lazy initialization.
     number : int, optional, keyword-only
         Calls per repeat. If omitted, chosen like :meth:`timeit.Timer.autorange`:
         the smallest of 1, 2, 5, 10, 20, ... calls that take at least ``min_time``.
@@ -224,6 +227,105 @@ def interleaved_times(
         for name in names[shift:] + names[:shift]:
             times[name].append(_time_once(fns[name], numbers_[name]))
     return {name: Timing(times=tuple(times[name]), number=numbers_[name], warmup=warmup) for name in names}
+
+
+@dataclass(frozen=True)
+class RatioCI:
+    """A time ratio ``a / b`` with a bootstrap confidence interval.
+
+    Attributes
+    ----------
+    ratio : float
+        ``exp(median_r log(a_r / b_r))`` over the paired repeats ``r``.
+    lo, hi : float
+        Percentile bootstrap interval of ``ratio`` at ``level``.
+    level : float
+        Confidence level of ``(lo, hi)``, e.g. 0.95.
+    n_pairs : int
+        Number of paired repeats.
+    """
+
+    ratio: float
+    lo: float
+    hi: float
+    level: float
+    n_pairs: int
+
+    @property
+    def direction(self) -> str:
+        """``"above 1"`` or ``"below 1"`` when the interval excludes 1, else ``"consistent with 1"``."""
+        if self.lo > 1.0:
+            return "above 1"
+        if self.hi < 1.0:
+            return "below 1"
+        return "consistent with 1"
+
+
+def paired_ratio(a: Timing, b: Timing, *, rng, n_boot: int = 2000, level: float = 0.95) -> RatioCI:
+    """Ratio of two interleaved timings with a bootstrap interval over paired repeats.
+
+    Parameters
+    ----------
+    a, b : Timing
+        From one call of :func:`interleaved_times`, so that repeat ``r`` of ``a`` and
+        repeat ``r`` of ``b`` ran back to back (at least 2 repeats each).
+    rng : numpy.random.Generator, keyword-only
+        Source of the bootstrap resamples.
+    n_boot : int, keyword-only
+        Bootstrap resamples (>= 100).
+    level : float, keyword-only
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    RatioCI
+
+    Raises
+    ------
+    TypeError
+        ``a`` or ``b`` is not a :class:`Timing`, ``rng`` is not a Generator, or a count is
+        not an integer.
+    ValueError
+        Different numbers of repeats, fewer than 2, a non-positive time, ``n_boot < 100``
+        or ``level`` outside (0, 1).
+
+    Notes
+    -----
+    Interleaving puts repeat :math:`r` of both candidates in the same phase of a shared
+    machine, so the per-repeat ratio :math:`q_r = a_r/b_r` cancels most of the machine's
+    slow and fast phases. The estimate is :math:`\\exp(\\operatorname{median}_r \\ln q_r)`
+    (the median is robust to the occasional disturbed repeat), and the interval is the
+    percentile bootstrap of that statistic, resampling the :math:`q_r` (the pairs) with
+    replacement. It describes the noise of this run on this machine, not the spread
+    between machines. Used in the chapter "RMSNorm" (``book/rmsnorm.md``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from normlib.timing import Timing, paired_ratio
+    >>> a = Timing(times=(2.0, 2.2, 1.9, 2.1), number=1, warmup=0)
+    >>> b = Timing(times=(1.0, 1.1, 1.0, 1.0), number=1, warmup=0)
+    >>> r = paired_ratio(a, b, rng=np.random.default_rng(0))
+    >>> round(r.ratio, 2), r.lo <= r.ratio <= r.hi, r.direction
+    (2.0, True, 'above 1')
+    """
+    if not isinstance(a, Timing) or not isinstance(b, Timing):
+        raise TypeError("a and b must be Timing results of one interleaved_times call")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (e.g. np.random.default_rng(0)); got {type(rng).__name__}")
+    n_boot = check_int(n_boot, "n_boot", 100)
+    level = check_positive_real(level, "level")
+    if not level < 1.0:
+        raise ValueError(f"level must be in (0, 1); got {level!r}")
+    ta, tb = np.asarray(a.times, dtype=float), np.asarray(b.times, dtype=float)
+    if ta.shape != tb.shape or ta.size < 2:
+        raise ValueError(f"a and b need the same number (>= 2) of paired repeats; got {ta.size} and {tb.size}")
+    if not (np.all(ta > 0) and np.all(tb > 0)):
+        raise ValueError("every time must be > 0")
+    logq = np.log(ta / tb)
+    boot = np.median(logq[rng.integers(0, logq.size, size=(n_boot, logq.size))], axis=1)
+    lo, hi = np.quantile(boot, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    return RatioCI(float(np.exp(np.median(logq))), float(np.exp(lo)), float(np.exp(hi)), float(level), int(logq.size))
 
 
 # ----------------------------------------------------------------------------- op counting

@@ -8,15 +8,26 @@ build would then fail on "multiple files").
 The plugin is registered globally in ``pytest_configure`` so that it sees files under
 ``book/`` although this conftest lives in ``tests/``. Run one chapter alone with
 ``pytest tests/conftest.py book/rmsnorm.md`` (naming this file loads the plugin).
+
+One execution serves both commands. When every cell of a chapter passes under nbval,
+the executed notebook (nbval's recorded outputs in the chapter's cells) is stored in
+the book's execution cache (``_build/.jupyter_cache``, the cache MyST-NB reads in
+``make book``), keyed exactly as MyST-NB keys it (the hash of the code cells). The
+cache carries the normlib fingerprint it was made with (see
+``_ext/normlib_cache_guard.py``), so a cache from an older normlib is emptied before it
+is written to or read. nbval's checks are unchanged: a chapter that fails is not cached.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
-BOOK_DIR = (Path(__file__).resolve().parent.parent / "book").resolve()
+ROOT = Path(__file__).resolve().parent.parent
+BOOK_DIR = (ROOT / "book").resolve()
+CACHE_DIR = ROOT / "_build" / ".jupyter_cache"
 
 
 def _is_chapter(path: Path) -> bool:
@@ -26,8 +37,46 @@ def _is_chapter(path: Path) -> bool:
     return head.startswith("---") and "jupytext:" in head and "kernelspec:" in head
 
 
+def _cache_guard():
+    spec = importlib.util.spec_from_file_location("normlib_cache_guard", ROOT / "_ext" / "normlib_cache_guard.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class MystChapterCollector:
-    """Collect jupytext MyST chapters as nbval notebooks."""
+    """Collect jupytext MyST chapters as nbval notebooks; cache the ones that pass."""
+
+    def __init__(self):
+        self.reports: dict[str, dict] = {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        parent = getattr(item, "parent", None)
+        if not getattr(parent, "is_myst_chapter", False):
+            return
+        report = outcome.get_result()
+        state = self.reports.setdefault(parent.nodeid, {"ok": True, "seconds": 0.0})
+        if report.failed or report.skipped:
+            state["ok"] = False
+        if report.when == "call":
+            state["seconds"] += report.duration
+
+    def pytest_runtest_teardown(self, item, nextitem):
+        parent = getattr(item, "parent", None)
+        if not getattr(parent, "is_myst_chapter", False):
+            return
+        if nextitem is not None and getattr(nextitem, "parent", None) is parent:
+            return  # not the chapter's last cell yet
+        state = self.reports.get(parent.nodeid, {"ok": False})
+        items = getattr(parent, "cell_items", [])
+        if not state["ok"] or not items or any(getattr(i, "test_outputs", None) is None for i in items):
+            return
+        _cache_guard().store_executed_notebook(
+            ROOT, CACHE_DIR, parent.path, parent.source_notebook,
+            [i.test_outputs for i in items], round(state["seconds"], 3),
+        )
 
     def pytest_collect_file(self, file_path: Path, parent):
         if not _is_chapter(file_path):
@@ -44,16 +93,21 @@ _CLASS = None
 def _chapter_file_class():
     global _CLASS
     if _CLASS is None:
+        import copy
+
         import jupytext
         import nbval.plugin as nbval_plugin
 
         class MystChapterFile(nbval_plugin.IPyNbFile):
             """An nbval notebook whose cells come from a jupytext MyST file."""
 
+            is_myst_chapter = True
+
             def collect(self):
                 # nbval reads self.fspath with nbformat.read; give it jupytext's parse instead
                 original = nbval_plugin.nbformat.read
                 notebook = jupytext.read(str(self.path))
+                self.source_notebook = copy.deepcopy(notebook)
 
                 def read(*args, **kwargs):
                     return notebook
@@ -63,6 +117,7 @@ def _chapter_file_class():
                     items = list(super().collect())
                 finally:
                     nbval_plugin.nbformat.read = original
+                self.cell_items = items
                 yield from items
 
         _CLASS = MystChapterFile

@@ -38,3 +38,27 @@ def test_cached_registry_is_read_only():
     with pytest.raises(TypeError):
         claims["C0.0"] = None  # type: ignore[index]
     assert some in registry()[1] and registry()[1][some].id == some
+
+
+def test_glue_value_writes_what_myst_nb_glue_writes_and_marks_timings():
+    """glue_value's output equals myst_nb.glue's (plain value); machine_dependent adds a marker."""
+    import numpy as np
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    from myst_nb import glue
+
+    from normlib.book import glue_value
+
+    InteractiveShell.instance()
+    with capture_output() as ours:
+        assert glue_value("k", np.float64(1.5)) == 1.5 and type(glue_value("k2", np.float64(1.5))) is float
+    with capture_output() as theirs:
+        glue("k", 1.5, display=False)
+    assert ours.outputs[0].data == theirs.outputs[0].data
+    assert ours.outputs[0].metadata == theirs.outputs[0].metadata
+    assert "normlib" not in ours.outputs[0].metadata
+
+    with capture_output() as timed:
+        glue_value("t", 0.25, machine_dependent=True)
+    md = timed.outputs[0].metadata
+    assert md["scrapbook"]["name"] == "t" and md["normlib"] == {"machine_dependent": True}

@@ -130,3 +130,89 @@ def test_unrelated_files_are_ignored(guard, project):
 def test_the_real_tree_has_a_fingerprint(guard):
     """The repository itself fingerprints without error (the extension runs on it at every build)."""
     assert len(guard.fingerprint(ROOT)) == 64
+
+
+# ---- the execution cache's own stamp, and reuse of nbval's executions by the book build
+
+
+def _write_cache_file(cache: Path) -> Path:
+    cache.mkdir(parents=True, exist_ok=True)
+    f = cache / "global.db"
+    f.write_bytes(b"stale")
+    return f
+
+
+def test_cache_without_stamp_is_emptied(guard, project):
+    """A cache of unknown provenance (no stamp) is emptied and stamped with the current fingerprint."""
+    cache = project / "_build" / ".jupyter_cache"
+    stale = _write_cache_file(cache)
+    assert guard.ensure_cache_matches(project, cache) is True
+    assert not stale.exists()
+    assert (cache / guard.CACHE_STAMP_NAME).read_text().strip() == guard.fingerprint(project)
+
+
+def test_cache_with_current_stamp_is_kept(guard, project):
+    cache = project / "_build" / ".jupyter_cache"
+    guard.ensure_cache_matches(project, cache)
+    kept = _write_cache_file(cache)
+    assert guard.ensure_cache_matches(project, cache) is False
+    assert kept.read_bytes() == b"stale"
+
+
+def test_cache_from_an_older_normlib_is_emptied(guard, project):
+    cache = project / "_build" / ".jupyter_cache"
+    guard.ensure_cache_matches(project, cache)
+    old = _write_cache_file(cache)
+    _flip_one_byte(project / "normlib" / "norms.py")
+    assert guard.ensure_cache_matches(project, cache) is True
+    assert not old.exists()
+
+
+def _tiny_chapter(path: Path) -> Path:
+    path.write_text(
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+        "# Tiny\n\nProse.\n\n```{code-cell} ipython3\n:tags: [hide-input]\nx = 6 * 7\nx\n```\n\n"
+        "More prose.\n\n```{code-cell} ipython3\nprint(x)\n```\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_an_nbval_execution_is_found_by_the_book_build(guard, project):
+    """store_executed_notebook keys the notebook as MyST-NB does: its reader finds it, outputs merged."""
+    import jupytext
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    chapter = _tiny_chapter(project / "tiny.md")
+    cache = project / "_build" / ".jupyter_cache"
+    outputs = [
+        [{"output_type": "execute_result", "data": {"text/plain": "42"}, "metadata": {}, "execution_count": 1}],
+        [{"output_type": "stream", "name": "stdout", "text": "42\n"}],
+    ]
+    guard.store_executed_notebook(project, cache, chapter, jupytext.read(str(chapter)), outputs, 0.5)
+
+    as_read_by_mystnb = read_myst_markdown_notebook(chapter.read_text(encoding="utf-8"), path=str(chapter))
+    c = get_cache(str(cache))
+    record = c.match_cache_notebook(as_read_by_mystnb)
+    assert record.data["execution_seconds"] == 0.5
+    _, merged = c.merge_match_into_notebook(as_read_by_mystnb)
+    code = [cell for cell in merged.cells if cell.cell_type == "code"]
+    assert code[0].outputs[0]["data"]["text/plain"] == "42"
+    assert code[1].outputs[0]["text"] == "42\n"
+
+    # a prose-only edit keeps the match; an edit of a code cell loses it
+    chapter.write_text(chapter.read_text().replace("More prose.", "Other prose."), encoding="utf-8")
+    c.match_cache_notebook(read_myst_markdown_notebook(chapter.read_text(), path=str(chapter)))
+    chapter.write_text(chapter.read_text().replace("6 * 7", "6 * 8"), encoding="utf-8")
+    with pytest.raises(KeyError):
+        c.match_cache_notebook(read_myst_markdown_notebook(chapter.read_text(), path=str(chapter)))
+
+
+def test_store_refuses_outputs_that_do_not_match_the_cells(guard, project):
+    import jupytext
+
+    chapter = _tiny_chapter(project / "tiny.md")
+    with pytest.raises(ValueError, match="2 code cells but 1 recorded outputs"):
+        guard.store_executed_notebook(project, project / "cache", chapter, jupytext.read(str(chapter)), [[]], 0.1)

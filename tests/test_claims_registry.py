@@ -304,6 +304,86 @@ def test_close_mode_with_reference_at_the_call(temp_registry):
         check("C1.1c", 2.0)
 
 
+RTOL_TOML = """
+[check."C1.1g"]
+what = "close, a large relative tolerance"
+rtol = 0.5
+"""
+
+
+@pytest.mark.parametrize(("m", "passes"), [(1.45, True), (0.55, True), (1.6, False), (0.4, False)])
+def test_close_mode_rtol_is_relative_to_the_expected_value(temp_registry, m, passes):
+    """|m - e| <= atol + rtol·|e| with e = 1, rtol = 0.5: the window is [0.5, 1.5] whatever m is.
+
+    A tolerance taken relative to the measurement (rtol·|m|) would accept 1.6 (0.6 <= 0.8)
+    and reject 0.55 (0.45 > 0.275): this test fails on that bug (mutation testing found
+    that no other test did).
+    """
+    temp_registry(GOOD_TOML + RTOL_TOML)
+    if passes:
+        assert check("C1.1g", m, expected=1.0).shown
+    else:
+        with pytest.raises(ClaimCheckFailed, match="within 0.5 "):
+            check("C1.1g", m, expected=1.0)
+
+
+@pytest.mark.parametrize(("m", "shown"), [(-0.0001, "0.000"), (-0.0, "0.000"), (-0.0006, "-0.001"), (0.0004, "0.000")])
+def test_a_negative_value_that_rounds_to_zero_is_shown_without_sign(temp_registry, m, shown):
+    """No '-0.000' in a check table or the ledger: the sign of a number that rounds to zero is dropped."""
+    temp_registry(GOOD_TOML + '[check."C1.1h"]\nwhat = "w"\nlo = -1.0\nfmt = ".3f"\n')
+    assert check("C1.1h", m).shown == shown
+
+
+def test_ledger_fields_label_timing_and_headline(temp_registry):
+    """short labels a check; timing (or 'machine-dependent' in what) marks a figure; headline orders a claim's numbers."""
+    extra = (
+        '[check."C1.1t"]\nwhat = "seconds per call (machine-dependent; sanity range)"\nhi = 5.0\n'
+        '[check."C1.1u"]\nwhat = "a ratio of times"\nhi = 5.0\ntiming = true\n'
+        '[check."C1.1v"]\nwhat = "per-layer factor of the typical ratio (leading order)"\nhi = 5.0\nshort = "factor"\n'
+    )
+    temp_registry(GOOD_TOML.replace('label = "sec-test"', 'label = "sec-test"\nheadline = ["C1.1v", "C1.1a"]') + extra)
+    cl, ck = registry()
+    assert cl["C1.1"].headline == ("C1.1v", "C1.1a")
+    assert ck["C1.1t"].is_timing and ck["C1.1u"].is_timing and not ck["C1.1v"].is_timing
+    assert ck["C1.1v"].label == "factor"
+    assert ck["C1.1t"].label == "seconds per call"  # default: the start of `what`
+
+
+@pytest.mark.parametrize(
+    ("headline", "msg"),
+    [('["C1.2a"]', "not a check of C1.1"), ('["C1.1z"]', "not a check of C1.1"), ('"C1.1a"', "must be a list")],
+)
+def test_bad_headline_raises_at_load(temp_registry, headline, msg):
+    """A headline must list checks of its own claim."""
+    temp_registry(GOOD_TOML.replace('label = "sec-test"', f'label = "sec-test"\nheadline = {headline}'))
+    with pytest.raises(ValueError, match=msg):
+        registry()
+
+
+def test_headline_refuses_a_timing(temp_registry):
+    """A timing is a figure, never the number that carries a verdict."""
+    extra = '[check."C1.1u"]\nwhat = "a ratio of times"\nhi = 5.0\ntiming = true\n'
+    temp_registry(GOOD_TOML.replace('label = "sec-test"', 'label = "sec-test"\nheadline = ["C1.1u"]') + extra)
+    with pytest.raises(ValueError, match="a timing"):
+        registry()
+
+
+@pytest.mark.parametrize(
+    ("verdict", "word"),
+    [("CORRECT", "CORRECT"), ("CORRECT numbers, with caveats", "CORRECT"), ("IMPRECISE: p = 12.5%", "IMPRECISE"),
+     ("WRONG (see C5.3)", "WRONG"), ("UNSUPPORTED", "UNSUPPORTED"), ("", "")],
+)
+def test_source_verdict_reads_the_first_word(verdict, word):
+    c = claims_mod.Claim(id="C1.1", chapter="x", statement="s", article="-", status="reproduced", verdict=verdict)
+    assert claims_mod.source_verdict(c) == word
+
+
+def test_unknown_verdict_word_raises(temp_registry):
+    temp_registry(GOOD_TOML.replace('label = "sec-test"', 'label = "sec-test"\nverdict = "MOSTLY RIGHT"'))
+    with pytest.raises(ValueError, match="does not start with one of"):
+        registry()
+
+
 @pytest.mark.parametrize("m", [0.0, 0.5, 1.0])
 def test_range_mode_passes_inside_inclusive(temp_registry, m):
     """lo = 0, hi = 1: the bounds are inclusive."""

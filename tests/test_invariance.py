@@ -375,6 +375,35 @@ def test_step_effect_scales_as_one_over_a_squared(problem):
     assert resp.lr == 1e-5 and resp.scales.shape == (9,)
 
 
+def test_input_scaling_leaves_gradient_and_step_unchanged_without_eps(problem):
+    """y = LN(W x): scaling x by a changes neither dL/dW nor what a step does (the loss is the same function of W)."""
+    W, X, T = problem
+    scales = np.array([0.5, 1.0, 3.0, 20.0])
+    resp = inv.ln_step_response(W, X, T, scales, lr=1e-3, eps=0.0, rescale="input")
+    assert resp.rescale == "input" and resp.grads.shape == (4,) + W.shape
+    assert_allclose(resp.grads, np.broadcast_to(resp.grads[1], resp.grads.shape), rtol=1e-11, atol=1e-13)
+    assert_allclose(resp.output_change, resp.output_change[1], rtol=1e-10)
+    assert np.all(resp.output_before < 1e-13)
+
+
+def test_weight_and_input_scaling_differ(problem):
+    """The gradient at a·W is 1/a times the one at W; at a·X it is the one at X (not 1/a times it)."""
+    W, X, T = problem
+    scales = np.array([1.0, 4.0])
+    g_w = inv.ln_step_response(W, X, T, scales, lr=1e-3, eps=0.0).grads
+    g_x = inv.ln_step_response(W, X, T, scales, lr=1e-3, eps=0.0, rescale="input").grads
+    assert_allclose(4.0 * g_w[1], g_w[0], rtol=1e-11, atol=1e-13)
+    assert_allclose(g_x[1], g_x[0], rtol=1e-11, atol=1e-13)
+    assert np.linalg.norm(g_x[1] - g_w[1]) > 0.5 * np.linalg.norm(g_x[1])
+
+
+@pytest.mark.parametrize(("value", "exc"), [("bias", ValueError), (None, TypeError)])
+def test_step_response_rescale_is_checked(problem, value, exc):
+    W, X, T = problem
+    with pytest.raises(exc, match="rescale must be one of"):
+        inv.ln_step_response(W, X, T, np.array([1.0]), lr=1e-3, rescale=value)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc",
     [

@@ -1,0 +1,133 @@
+"""The book's glued values: extract them from a build, and check two cold builds agree.
+
+Every number the prose states is glued from execution (``myst_nb.glue`` or
+``normlib.book.glue_value``). MyST-NB writes each executed chapter, outputs included,
+to ``_build/jupyter_execute/book/<chapter>.ipynb``; the glued values are the outputs
+that carry ``scrapbook`` metadata.
+
+Usage::
+
+    python _ext/glued_values.py extract [BUILD_DIR] > values.json
+    python _ext/glued_values.py compare A.json B.json
+    python _ext/glued_values.py determinism        # what `make determinism` runs
+
+``determinism`` builds the book twice from a cold start (no execution cache, no
+doctrees), extracts the glued values of each build and compares them. Values glued with
+``machine_dependent=True`` (timings) are reported but allowed to differ; any other
+difference fails. Figures are compared by a hash of their image data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GLUE_PREFIX = "application/papermill.record/"
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
+
+
+def glued_in_notebook(nb: dict) -> dict[str, dict]:
+    """``{key: {"value": str, "machine_dependent": bool}}`` for one executed notebook."""
+    out: dict[str, dict] = {}
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        for o in cell.get("outputs", []):
+            meta = o.get("metadata", {}) or {}
+            scrap = meta.get("scrapbook")
+            if not scrap:
+                continue
+            data = {k.removeprefix(GLUE_PREFIX): v for k, v in (o.get("data") or {}).items()}
+            image = next((t for t in IMAGE_TYPES if t in data), None)
+            if image:
+                raw = data[image]
+                raw = "".join(raw) if isinstance(raw, list) else raw
+                value = f"{image} sha256:{hashlib.sha256(raw.encode()).hexdigest()[:16]}"
+            else:
+                text = data.get("text/plain", "")
+                value = "".join(text) if isinstance(text, list) else text
+            out[scrap["name"]] = {
+                "value": value,
+                "machine_dependent": bool((meta.get("normlib") or {}).get("machine_dependent")),
+            }
+    return out
+
+
+def extract(build_dir: Path = ROOT / "_build") -> dict[str, dict]:
+    executed = build_dir / "jupyter_execute"
+    if not executed.is_dir():
+        raise SystemExit(f"no executed notebooks under {executed}: build the book first")
+    return {
+        str(p.relative_to(executed).with_suffix("")): glued_in_notebook(json.loads(p.read_text(encoding="utf-8")))
+        for p in sorted(executed.rglob("*.ipynb"))
+    }
+
+
+def compare(a: dict, b: dict) -> tuple[list[str], list[str]]:
+    """(differences that fail, machine-dependent differences that are allowed)."""
+    bad, allowed = [], []
+    for doc in sorted(set(a) | set(b)):
+        va, vb = a.get(doc, {}), b.get(doc, {})
+        for key in sorted(set(va) | set(vb)):
+            x, y = va.get(key), vb.get(key)
+            if x is None or y is None:
+                bad.append(f"{doc}::{key}: glued in one build only")
+            elif x["value"] != y["value"]:
+                line = f"{doc}::{key}: {x['value']!r} != {y['value']!r}"
+                (allowed if x["machine_dependent"] and y["machine_dependent"] else bad).append(line)
+    return bad, allowed
+
+
+def cold_build(tag: str) -> dict:
+    for sub in (".jupyter_cache", ".doctrees", "jupyter_execute", "html"):
+        shutil.rmtree(ROOT / "_build" / sub, ignore_errors=True)
+    jb = ROOT / ".venv" / "bin" / "jupyter-book"
+    print(f"== cold build {tag}", flush=True)
+    subprocess.run([str(jb), "build", str(ROOT), "-W", "-n", "--keep-going"], check=True, stdout=subprocess.DEVNULL)
+    return extract()
+
+
+def determinism() -> int:
+    first, second = cold_build("1"), cold_build("2")
+    save = ROOT / "_build" / "determinism"
+    save.mkdir(parents=True, exist_ok=True)
+    (save / "build1.json").write_text(json.dumps(first, indent=1, sort_keys=True))
+    (save / "build2.json").write_text(json.dumps(second, indent=1, sort_keys=True))
+    bad, allowed = compare(first, second)
+    n = sum(len(v) for v in first.values())
+    n_md = sum(1 for v in first.values() for g in v.values() if g["machine_dependent"])
+    print(f"{n} glued values in {len(first)} documents; {n_md} marked machine-dependent (timings)")
+    for line in allowed:
+        print("  timing, differs as allowed:", line)
+    for line in bad:
+        print("  DIFFERS:", line)
+    print("identical" if not bad else f"{len(bad)} values differ between two cold builds")
+    return 1 if bad else 0
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        raise SystemExit(__doc__)
+    cmd, args = argv[0], argv[1:]
+    if cmd == "extract":
+        json.dump(extract(Path(args[0]) if args else ROOT / "_build"), sys.stdout, indent=1, sort_keys=True)
+        return 0
+    if cmd == "compare":
+        bad, allowed = compare(*(json.loads(Path(p).read_text()) for p in args))
+        for line in allowed:
+            print("  timing, differs as allowed:", line)
+        for line in bad:
+            print("  DIFFERS:", line)
+        return 1 if bad else 0
+    if cmd == "determinism":
+        return determinism()
+    raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

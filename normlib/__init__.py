@@ -2,12 +2,13 @@
 
 Pure numpy functions that normalize over the last axis, their exact O(d) backward
 passes and explicit Jacobians, the claims ledger, the residual-stack model
-(``normlib.stack``), and invariance and timing helpers. Importing
+(``normlib.stack``), attention logits in low precision (``normlib.attention``), and
+invariance and timing helpers. Importing
 normlib needs numpy alone: PyTorch, matplotlib and myst-nb are never imported at
 import time (``plotting`` and ``book`` import them inside their functions).
 """
 
-from . import claims
+from . import attention, claims
 from .deepnorm import deepnorm_constants
 from .norms import (
     BatchNormResult,
@@ -26,6 +27,7 @@ from .numerics import fd_jacobian, fd_vjp
 from .stack import StackResult, simulate_stack
 
 __all__ = [
+    "attention",
     "claims",
     "deepnorm_constants",
     "BatchNormResult",

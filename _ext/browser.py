@@ -141,7 +141,16 @@ class Browser:
         self.errors.clear()
         self.call("Page.navigate", url=url)
         deadline = time.monotonic() + self.timeout
-        while self.evaluate("document.readyState") != "complete":
+        # a redirect page (Jupyter Book's index.html: <meta http-equiv="refresh">) navigates
+        # on its own after loading: wait until the page that stays has loaded
+        state = "(document.readyState === 'complete' && document.body !== null && " \
+                "!document.querySelector('meta[http-equiv=refresh]')) ? 'ready' : 'loading'"
+        while True:
+            try:
+                if self.evaluate(state) == "ready":
+                    break
+            except RuntimeError:  # the context was torn down by a navigation: poll again
+                pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{url} did not finish loading")
             time.sleep(0.05)

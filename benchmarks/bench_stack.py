@@ -88,7 +88,7 @@ class ExplicitCost:
 
     ``seconds`` is extrapolated as ``seconds_per_weight · depth · 8 d²`` from runs at
     ``probe_widths``; ``weight_bytes = depth · 8 d² · 8`` is the float64 storage of
-    every weight (the exact method keeps the active half of them for its backward pass).
+    every weight (the exact method keeps all of them for its backward pass).
     """
 
     depth: int
@@ -292,7 +292,7 @@ def main(argv=None) -> None:
     print(f"    measured cost per weight at d = {probes[-1]}: {e.seconds_per_weight * 1e9:.2f} ns "
           f"(draw + matrix-vector products)")
     print(f"    extrapolated time     {_duration(e.seconds):>10}   (∝ L·8d², from d = {', '.join(map(str, probes))})")
-    print(f"    all its weights       {_bytes(e.weight_bytes):>10}   (L·8d² float64; the backward pass keeps three quarters)")
+    print(f"    all its weights       {_bytes(e.weight_bytes):>10}   (L·8d² float64, all kept for the backward pass)")
     print(f"    conditional / exact   {c.seconds / e.seconds:.1e} of the time, "
           f"{c.peak_bytes / (0.75 * e.weight_bytes):.1e} of the memory")
 

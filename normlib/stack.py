@@ -25,6 +25,7 @@ Explained in the chapter "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``).
 from __future__ import annotations
 
 import math
+import mmap
 import numbers
 from dataclasses import dataclass
 
@@ -215,15 +216,14 @@ def simulate_stack(
 
     Exact protocol (C5.7): for seed ``s``, ``r = default_rng(s)`` draws ``h`` (d
     normals), then per layer ``Z1`` then ``Z2``, then the top gradient (d normals,
-    normalized to unit length). The backward pass needs ``W2`` and the rows of ``W1``
-    of the active units, about ``6d²`` float64 per layer (200 MB at L = 256,
-    d = 128), which are kept, and the buffer is reused by later calls (up to
-    ``EXACT_KEEP_LIMIT``). Above ``EXACT_STORE_LIMIT`` (2 GiB, counting ``8d²`` per
-    layer) each layer's weights are redrawn in the backward pass from the generator
-    state saved in the forward pass (the same numbers, about twice the drawing time).
-    Otherwise the time is that of drawing the numbers plus, mostly, writing the kept
-    weights to memory and reading them back (``benchmarks/bench_stack.py`` measures
-    the ratio to drawing alone).
+    normalized to unit length). The backward pass needs the weights again: ``8d²``
+    float64 per layer (268 MB at L = 256, d = 128) are kept, in ordinary pages (see
+    ``_small_page_array``), and the buffer is reused by later calls (up to
+    ``EXACT_KEEP_LIMIT``). Above ``EXACT_STORE_LIMIT`` (2 GiB)
+    each layer's weights are redrawn in the backward pass from the generator state
+    saved in the forward pass (the same numbers, about twice the drawing time). The
+    floor is the time of drawing the numbers; ``benchmarks/bench_stack.py`` measures
+    the ratio to it.
 
     Conditional sampler: at initialization a block's weights appear nowhere else and
     are independent of its input, so given the forward pass they are Gaussian
@@ -379,8 +379,24 @@ def _take_store(n: int) -> np.ndarray:
     """A float64 array of at least ``n`` elements for the weights, reusing the kept one."""
     buf = _KEPT.pop("store", None)  # atomic: a concurrent call simply allocates its own
     if buf is None or buf.size < n:
-        buf = np.empty(n)
+        buf = _small_page_array(n)
     return buf
+
+
+def _small_page_array(n: int) -> np.ndarray:
+    """An uninitialized float64 array of ``n`` elements in ordinary (4 KiB) pages.
+
+    numpy asks the kernel for transparent huge pages on large arrays; where the kernel
+    then compacts memory on the first touch of each 2 MiB page, a fresh process pays
+    about three times as long to fill a large store once (measured by
+    ``benchmarks/bench_stack.py``). The store is written once and read once, so huge
+    pages buy nothing here: map it anonymously and decline them.
+    """
+    nbytes = max(8 * n, mmap.PAGESIZE)
+    m = mmap.mmap(-1, nbytes)
+    if hasattr(m, "madvise") and hasattr(mmap, "MADV_NOHUGEPAGE"):
+        m.madvise(mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(m, dtype=np.float64, count=n)
 
 
 def _return_store(buf: np.ndarray) -> None:
@@ -392,24 +408,25 @@ def _exact_seed(rng: np.random.Generator, cfg: dict, store: np.ndarray, keep: bo
     """One seed of the article's protocol; returns (hidden_norm, hidden_grad, param_grad).
 
     Per layer the generator fills Z1 (4d x d) and then Z2 (d x 4d) with standard
-    normals (two calls that produce the same numbers as one, in the article's order).
-    The backward pass needs W2 and the rows of W1 of the units with a1 > 0 (about half
-    of them). So when ``keep`` (``store`` has room for every layer), Z2 is drawn straight
-    into ``store`` and Z1 into a scratch buffer whose active rows are then copied next
-    to it: three quarters of the memory of every weight. Otherwise each layer is drawn
-    into the scratch and redrawn backward from the generator state saved forward.
+    normals (one call of 8d² numbers: the same numbers as two calls, in the article's
+    order). When ``keep`` (``store`` has room for every layer) the layers are drawn
+    straight into ``store`` and the backward pass reads them back. Otherwise each
+    layer is drawn into a one-layer scratch and redrawn backward from the generator
+    state saved forward.
     """
     L, d, eps = cfg["depth"], cfg["width"], cfg["eps"]
     alpha, beta = cfg["alpha"], cfg["beta"]
     pre = cfg["placement"] == "pre"
     k = HIDDEN_FACTOR * d
+    n = 2 * k * d  # normals per layer
     s1, s2 = beta / math.sqrt(d), beta / math.sqrt(k)  # W1 = s1 Z1, W2 = s2 Z2
-    raw = store[: 2 * k * d]  # one layer's draw (Z1 then Z2) when not keeping
-    Z1 = np.empty((k, d)) if keep else raw[: k * d].reshape(k, d)  # raw standard normals
-    states = []  # generator states before each layer's draw (when not keeping)
-    offsets = np.zeros(L + 1, dtype=np.int64)  # layer l: Z2 then Z1's active rows, in store[offsets[l]:]
-    active = [None] * L  # indices of the units with a1 > 0
 
+    def weights(l):  # layer l's (Z1, Z2) as views of the store or the scratch
+        block = store[l * n : (l + 1) * n] if keep else store[:n]
+        return block[: k * d].reshape(k, d), block[k * d :].reshape(d, k)
+
+    states = []  # generator states before each layer's draw (when not keeping)
+    inactive = [None] * L  # the units with a1 <= 0 (the ReLU mask zeroes their gradient)
     hidden_norm = np.empty(L)
     hidden_grad = np.empty(L)
     param_grad = np.empty(L)
@@ -418,27 +435,20 @@ def _exact_seed(rng: np.random.Generator, cfg: dict, store: np.ndarray, keep: bo
 
     h = rng.standard_normal(d)
     for l in range(L):
-        o = offsets[l]
         if not keep:
             states.append(rng.bit_generator.state)
-        rng.standard_normal(out=Z1)
+        rng.standard_normal(out=store[l * n : (l + 1) * n] if keep else store[:n])
+        Z1, Z2 = weights(l)
         if pre:
             u, rs = _ln(h, eps)
             saved[l] = (u, rs)
         else:
             u = h
         a1 = s1 * (Z1 @ u)
-        act = np.flatnonzero(a1 > 0.0)
-        active[l] = act
-        r = a1[act]  # the nonzero entries of ReLU(a1)
+        inactive[l] = a1 <= 0.0
+        r = np.maximum(a1, 0.0)
         relu_norm[l] = math.sqrt(np.dot(r, r))
-        Z2 = store[o : o + k * d].reshape(d, k) if keep else raw[k * d :].reshape(d, k)
-        rng.standard_normal(out=Z2)
-        if keep:
-            z1 = store[o + k * d : o + k * d + act.size * d].reshape(act.size, d)
-            np.take(Z1, act, axis=0, out=z1)
-            offsets[l + 1] = o + k * d + act.size * d
-        f = s2 * (Z2 @ np.maximum(a1, 0.0))
+        f = s2 * (Z2 @ r)
         if pre:
             h = h + f
         else:
@@ -452,23 +462,18 @@ def _exact_seed(rng: np.random.Generator, cfg: dict, store: np.ndarray, keep: bo
         g = _ln_vjp(*_ln(h, eps), g)
 
     for l in range(L - 1, -1, -1):
-        act = active[l]
-        if keep:
-            o = offsets[l]
-            Z2 = store[o : o + k * d].reshape(d, k)
-            z1 = store[o + k * d : o + k * d + act.size * d].reshape(act.size, d)
-        else:  # the same numbers again, from the saved generator state
+        if not keep:  # the same numbers again, from the saved generator state
             gen = np.random.Generator(type(rng.bit_generator)())
             gen.bit_generator.state = states[l]
-            gen.standard_normal(out=raw)
-            Z2 = raw[k * d :].reshape(d, k)
-            z1 = np.take(Z1, act, axis=0)
+            gen.standard_normal(out=store[:n])
+        Z1, Z2 = weights(l)
         delta = g if pre else _ln_vjp(*saved[l], g)  # gradient at the residual sum z
         n_delta = np.linalg.norm(delta)
         hidden_grad[l] = n_delta
         param_grad[l] = n_delta * relu_norm[l]
-        v = s2 * (delta @ Z2)[act]  # W2ᵀ δ at the active units (the mask zeroes the rest)
-        w = s1 * (v @ z1)  # W1ᵀ v
+        v = delta @ Z2  # W2ᵀ δ (without s2), zeroed where the ReLU was off
+        v[inactive[l]] = 0.0
+        w = (s1 * s2) * (v @ Z1)  # W1ᵀ v
         if pre:
             g = g + _ln_vjp(*saved[l], w)
         else:

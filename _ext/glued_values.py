@@ -33,28 +33,40 @@ IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 
 def glued_in_notebook(nb: dict) -> dict[str, dict]:
     """``{key: {"value": str, "machine_dependent": bool}}`` for one executed notebook."""
+    return glued_in_outputs(
+        o for cell in nb.get("cells", []) if cell.get("cell_type") == "code" for o in cell.get("outputs", [])
+    )
+
+
+def glued_in_gluefile(glue: dict) -> dict[str, dict]:
+    """The same for MyST-NB's ``<chapter>.glue.json`` (``{key: output}``).
+
+    MyST-NB (1.x) moves the glued outputs out of the executed notebook it writes to
+    ``_build/jupyter_execute`` and into this file, next to it.
+    """
+    return glued_in_outputs(glue.values())
+
+
+def glued_in_outputs(outputs) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code":
+    for o in outputs:
+        meta = o.get("metadata", {}) or {}
+        scrap = meta.get("scrapbook")
+        if not scrap:
             continue
-        for o in cell.get("outputs", []):
-            meta = o.get("metadata", {}) or {}
-            scrap = meta.get("scrapbook")
-            if not scrap:
-                continue
-            data = {k.removeprefix(GLUE_PREFIX): v for k, v in (o.get("data") or {}).items()}
-            image = next((t for t in IMAGE_TYPES if t in data), None)
-            if image:
-                raw = data[image]
-                raw = "".join(raw) if isinstance(raw, list) else raw
-                value = f"{image} sha256:{hashlib.sha256(raw.encode()).hexdigest()[:16]}"
-            else:
-                text = data.get("text/plain", "")
-                value = "".join(text) if isinstance(text, list) else text
-            out[scrap["name"]] = {
-                "value": value,
-                "machine_dependent": bool((meta.get("normlib") or {}).get("machine_dependent")),
-            }
+        data = {k.removeprefix(GLUE_PREFIX): v for k, v in (o.get("data") or {}).items()}
+        image = next((t for t in IMAGE_TYPES if t in data), None)
+        if image:
+            raw = data[image]
+            raw = "".join(raw) if isinstance(raw, list) else raw
+            value = f"{image} sha256:{hashlib.sha256(raw.encode()).hexdigest()[:16]}"
+        else:
+            text = data.get("text/plain", "")
+            value = "".join(text) if isinstance(text, list) else text
+        out[scrap["name"]] = {
+            "value": value,
+            "machine_dependent": bool((meta.get("normlib") or {}).get("machine_dependent")),
+        }
     return out
 
 
@@ -62,10 +74,15 @@ def extract(build_dir: Path = ROOT / "_build") -> dict[str, dict]:
     executed = build_dir / "jupyter_execute"
     if not executed.is_dir():
         raise SystemExit(f"no executed notebooks under {executed}: build the book first")
-    return {
-        str(p.relative_to(executed).with_suffix("")): glued_in_notebook(json.loads(p.read_text(encoding="utf-8")))
-        for p in sorted(executed.rglob("*.ipynb"))
-    }
+    values = {}
+    for p in sorted(executed.rglob("*.ipynb")):
+        doc = p.with_suffix("")
+        found = glued_in_notebook(json.loads(p.read_text(encoding="utf-8")))
+        glue = doc.parent / f"{doc.name}.glue.json"
+        if glue.is_file():
+            found.update(glued_in_gluefile(json.loads(glue.read_text(encoding="utf-8"))))
+        values[str(doc.relative_to(executed))] = found
+    return values
 
 
 def compare(a: dict, b: dict) -> tuple[list[str], list[str]]:
@@ -98,8 +115,21 @@ def determinism() -> int:
     save.mkdir(parents=True, exist_ok=True)
     (save / "build1.json").write_text(json.dumps(first, indent=1, sort_keys=True))
     (save / "build2.json").write_text(json.dumps(second, indent=1, sort_keys=True))
+    return report(first, second)
+
+
+def report(first: dict, second: dict) -> int:
+    """Print the comparison of two builds' glued values; 0 when they agree, else 1.
+
+    A build with no glued values at all fails too: it means the values were not found
+    (e.g. MyST-NB stored them somewhere this script does not read), and "identical"
+    would then be vacuous.
+    """
     bad, allowed = compare(first, second)
     n = sum(len(v) for v in first.values())
+    if n == 0 or sum(len(v) for v in second.values()) == 0:
+        print("no glued values found in a build: nothing was compared")
+        return 1
     n_md = sum(1 for v in first.values() for g in v.values() if g["machine_dependent"])
     print(f"{n} glued values in {len(first)} documents; {n_md} marked machine-dependent (timings)")
     for line in allowed:

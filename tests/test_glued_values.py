@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,3 +58,26 @@ def test_timings_may_differ_other_values_may_not():
 
     missing = {"book/x": {k: v for k, v in a["book/x"].items() if k != "ratio"}}
     assert gv.compare(a, missing)[0] == ["book/x::ratio: glued in one build only"]
+
+
+def test_values_are_read_from_mystnb_glue_files(tmp_path):
+    """MyST-NB 1.x moves glued outputs out of the executed .ipynb into <chapter>.glue.json."""
+    nb = _nb("0.715", "1.2")
+    outputs = nb["cells"][1]["outputs"]
+    glue = {o["metadata"]["scrapbook"]["name"]: o for o in outputs if "scrapbook" in o.get("metadata", {})}
+    nb["cells"][1]["outputs"] = [o for o in outputs if "scrapbook" not in o.get("metadata", {})]
+    executed = tmp_path / "jupyter_execute" / "book"
+    executed.mkdir(parents=True)
+    (executed / "x.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    (executed / "x.glue.json").write_text(json.dumps(glue), encoding="utf-8")
+    values = gv.extract(tmp_path)
+    assert values["book/x"] == gv.glued_in_notebook(_nb("0.715", "1.2"))
+    assert values["book/x"]["t_run"]["machine_dependent"] is True
+
+
+def test_finding_no_glued_values_fails_rather_than_passing_vacuously(capsys):
+    assert gv.report({"book/x": {}}, {"book/x": {}}) == 1
+    assert "nothing was compared" in capsys.readouterr().out
+    a = {"book/x": gv.glued_in_notebook(_nb("0.715", "1.2"))}
+    assert gv.report(a, a) == 0
+    assert gv.report(a, {"book/x": gv.glued_in_notebook(_nb("0.716", "1.2"))}) == 1

@@ -18,9 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN_OUTPUT = {"remove-cell", "remove-output"}
-# Chapters of other branches that still have such cells; listed so that the lead can fix
-# them at merge time (non-strict: the test passes as soon as they are fixed).
-KNOWN = {"qk-norm", "execution-report"}
+# Chapters allowed to keep such cells (none: every chapter is fixed).
+KNOWN: set = set()
 
 
 def _chapters():

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose, assert_array_equal
@@ -331,12 +331,34 @@ def test_soft_cap_is_bounded_odd_and_monotone(x, cap):
     assert np.all(np.diff(y[order]) >= 0)
 
 
+# The smallest positive subnormal float64, the spacing of float64 numbers below 2⁻¹⁰²².
+ETA64 = 2.0**-1074
+
+
 @SETTINGS
 @given(st.floats(-1e-2, 1e-2, allow_subnormal=False), st.floats(1.0, 100.0))
+@example(2.2e-308, 19.0)  # found by Hypothesis: x is normal, but x/cap = 1.2e-309 is subnormal
 def test_soft_cap_is_the_identity_near_zero(x, cap):
     """cap·tanh(x/cap) = x − x³/(3cap²) + O(x⁵): the error is below |x|³/(3cap²) (alternating series),
-    up to the float64 rounding of a result of size |x| (a few ulps)."""
-    assert abs(float(att.soft_cap(x, cap)) - x) <= abs(x) ** 3 / (3 * cap**2) + 4 * np.spacing(abs(x))
+    up to the rounding of the three float64 operations.
+
+    Rounding, in the standard model with gradual underflow, fl(a) = a(1 + δ) + η with
+    |δ| ≤ u = 2⁻⁵³ and |η| ≤ ETA64/2 (η ≠ 0 only for a subnormal result):
+    q = fl(x/c) = (x/c)(1 + δ₁) + η₁, t = tanh(q)(1 + δ₂) + η₂ (tanh within an ulp: |δ₂| ≤ 2u,
+    |η₂| ≤ ETA64), y = fl(c·t) = c·t(1 + δ₃) + η₃ (y is of size |x|). So
+
+        |y − x| ≤ |x|³/(3c²) + (|δ₁| + |δ₂| + |δ₃| + O(u²))·|x| + c·(|η₁| + |η₂|) + |η₃|,
+
+    and 4u|x| + O(u²) is below 4·spacing(|x|) (spacing(|x|) > u|x| for normal x), while the
+    absolute terms add at most c·(ETA64/2 + ETA64) + ETA64/2 ≤ 2c·ETA64 (c ≥ 1). The strategy excludes
+    subnormal x (their relative precision is lower) but x/cap can still be subnormal for a
+    normal x near 2.2e-308: then a rounding of x/cap loses up to ETA64/2 absolutely, which
+    c multiplies back up; at x = 2.2e-308, cap = 19 the error is 8·ETA64, twice
+    4·spacing(x) = 4·ETA64 but below 2·19·ETA64. For every x ≥ 1e-300 the absolute term is
+    negligible (< 1e-321), so the test is as strict as before where it matters.
+    """
+    bound = abs(x) ** 3 / (3 * cap**2) + 4 * np.spacing(abs(x)) + 2 * cap * ETA64
+    assert abs(float(att.soft_cap(x, cap)) - x) <= bound
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -221,14 +221,26 @@ def test_script_row_matcher_in_node():
 # ----------------------------------------------------------------------------- phone width
 
 
-def test_css_never_breaks_words_in_the_ledger_and_stacks_on_phones():
+def test_css_never_breaks_words_in_the_ledger_and_stacks_when_narrow():
+    """Prose columns never break inside a word; only the formula/code columns may, and they keep a minimum width."""
     css = CSS.read_text(encoding="utf-8")
-    ledger_rules = [r for r in re.findall(r"[^{}]*\{[^{}]*\}", css) if "ledger-table" in r]
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules = re.findall(r"([^{}]*)\{([^{}]*)\}", css)
+    ledger_rules = [(sel.strip(), body) for sel, body in rules if "ledger-table" in sel]
     assert ledger_rules
-    assert not any(re.search(r"overflow-wrap:\s*anywhere|word-break:\s*break-all", r) for r in ledger_rules)
-    assert any(re.search(r"word-break:\s*normal", r) for r in ledger_rules)
-    media = re.search(r"@media \(max-width: [\d.]+em\) \{(.*?)\n\}", css, re.S)
-    assert media and "display: block" in media.group(1) and "thead { display: none; }" in media.group(1)
+    assert not any(re.search(r"word-break:\s*break-all", body) for _, body in ledger_rules)
+    anywhere = [sel for sel, body in ledger_rules if re.search(r"overflow-wrap:\s*anywhere", body)]
+    assert anywhere and all(re.fullmatch(r"div\.ledger-table td:nth-child\([45]\)", sel) for sel in anywhere), anywhere
+    for sel, body in ledger_rules:
+        if sel in anywhere:
+            assert re.search(r"min-width:\s*(\d+)em", body) and int(re.search(r"min-width:\s*(\d+)em", body).group(1)) >= 8
+    cells = [body for sel, body in ledger_rules if sel == "div.ledger-table td, div.ledger-table th"]
+    assert cells and "word-break: normal" in cells[0] and "overflow-wrap: break-word" in cells[0]
+    for query in (r"@container \(max-width: [\d.]+em\)", r"@media \(max-width: [\d.]+em\)"):
+        block = re.search(query + r" \{(.*?)\n\}", CSS.read_text(encoding="utf-8"), re.S)
+        assert block, query
+        assert "display: block" in block.group(1) and "thead { display: none; }" in block.group(1)
+    assert "container-type: inline-size" in css
     assert "tr[hidden] { display: none !important; }" in css  # a filtered row stays hidden when stacked
 
 

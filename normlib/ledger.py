@@ -29,6 +29,7 @@ __all__ = [
     "filter_rows",
     "filter_controls_html",
     "verdict_figure",
+    "glue_from_chapter",
 ]
 
 #: Every label a claim can carry, in the order the book reports them: the source
@@ -369,3 +370,36 @@ def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str]):
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, handlelength=1.2,
                columnspacing=1.0)
     return fig
+
+
+_GLUE_ROLE = re.compile(r"\{glue(:text|:md)?\}`([^`:]+?)((?::[^`]*)?)`")
+
+
+def glue_from_chapter(text: str, chapter: str) -> str:
+    """Point the glue roles of a registry text at the chapter that glued them.
+
+    Parameters
+    ----------
+    text : str
+        A registry text (a claim's ``note``) that may hold glue roles written as in its
+        chapter, e.g. ``{glue:text}`wl_lr_band_pre:.2f```.
+    chapter : str
+        The chapter that glues those keys (the claim's ``chapter``).
+
+    Returns
+    -------
+    str
+        The text with every glue role that names no document rewritten to the
+        cross-document form ``{glue:text}`<chapter>.md::key:fmt```; roles that already
+        name a document (``other.md::key``) are left as they are.
+
+    Notes
+    -----
+    A note that states a result glues it instead of typing it ("Trust, mechanically"), and
+    the claims ledger (``book/ledger.md``) shows the value the chapter computed.
+    """
+    def fix(m: re.Match) -> str:
+        role, key, spec = m.group(1) or "", m.group(2), m.group(3)
+        return f"{{glue{role}}}`{chapter}.md::{key}{spec}`"
+
+    return _GLUE_ROLE.sub(lambda m: m.group(0) if "::" in m.group(0) else fix(m), text)

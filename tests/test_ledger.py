@@ -315,3 +315,13 @@ def test_no_development_status_language(page):
     """The book never tells a reader that a part of it is unfinished."""
     text = (ROOT / "book" / page).read_text(encoding="utf-8")
     assert not STATUS_WORDS.search(text), STATUS_WORDS.search(text).group(0)
+
+
+def test_glue_from_chapter_points_bare_glue_roles_at_the_chapter():
+    text = "band {glue:text}`wl_band:.2f` wide, {glue}`n_runs`, kept {glue:text}`other.md::k:.1f`; `code` stays"
+    out = ledger.glue_from_chapter(text, "warmup-lr")
+    assert out == (
+        "band {glue:text}`warmup-lr.md::wl_band:.2f` wide, {glue}`warmup-lr.md::n_runs`, "
+        "kept {glue:text}`other.md::k:.1f`; `code` stays"
+    )
+    assert ledger.glue_from_chapter("no roles here", "x") == "no roles here"

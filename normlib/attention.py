@@ -5,7 +5,8 @@ The attention logit of a query ``q`` and a key ``k`` of head dimension ``d`` is
 (``float16``, ``float32`` or ``float64``), rounding every intermediate result to the
 precision it is stored or accumulated in, so that overflow gives ``inf`` exactly where
 the arithmetic overflows. It also gives the closed forms the chapter checks against:
-the norm product at which a logit can first overflow (:func:`overflow_threshold`),
+the norm product at which a logit can first overflow (:func:`overflow_threshold`) and
+the band that rounding moves it within (:func:`overflow_band`),
 the bound QK-Norm puts on every logit (:func:`qk_norm_bound`), soft-capping
 (:func:`soft_cap`) and rotary position embeddings (:func:`rope`).
 
@@ -24,6 +25,7 @@ from .norms import rms_norm
 __all__ = [
     "FP16_MAX",
     "attention_logits",
+    "overflow_band",
     "overflow_threshold",
     "qk_norm_bound",
     "rope",
@@ -329,10 +331,10 @@ def overflow_threshold(d, *, scale: str = "after", dtype: str = "float16") -> fl
     Notes
     -----
     Every partial sum of ``Σ_i q_i k_i`` is bounded by ``Σ_i |q_i k_i| ≤ ‖q‖‖k‖``
-    (Cauchy–Schwarz), with equality for parallel ``q`` and ``k``; so in exact arithmetic
-    the threshold is the same for float16 and float32 accumulation (the accumulation
-    decides how close to it rounding lets a real kernel get, and whether a cancelling
-    sum can overflow on the way):
+    (Cauchy–Schwarz), with equality for parallel ``q`` and ``k``. This is the threshold
+    of exact partial sums; rounded ones move it, by a relative amount of order
+    ``2^-24·d`` with float32 accumulation and up to ``γ_d`` (several percent at d = 128)
+    with float16 accumulation (:func:`overflow_band` gives the band):
 
     .. math::
 
@@ -354,6 +356,73 @@ def overflow_threshold(d, *, scale: str = "after", dtype: str = "float16") -> fl
     check_choice(dtype, "dtype", tuple(_FORMATS))
     r = _overflow_limit(dtype)
     return r if scale == "after" else r * math.sqrt(n)
+
+
+def _gamma(m: int, u: float) -> float:
+    """Higham's γ_m = m·u / (1 − m·u), the bound on |Π(1 + δ_i) − 1| over m roundings."""
+    return m * u / (1.0 - m * u)
+
+
+def overflow_band(d, *, scale: str = "after", accumulate: str = "float32") -> tuple[float, float]:
+    """Where rounding can put the first float16 overflow of a sum of non-negative products.
+
+    Parameters
+    ----------
+    d : int
+        Head dimension, >= 1.
+    scale : {"after", "before"}, keyword-only
+        The scale order, as in :func:`overflow_threshold` and :func:`attention_logits`.
+    accumulate : {"float16", "float32"}, keyword-only
+        The precision the products are summed in (storage format float16).
+
+    Returns
+    -------
+    (lo, hi) : tuple of float
+        ``T/ρ`` and ``T·ρ``, with ``T = overflow_threshold(d, scale=scale)`` and
+        ``ρ = (1 + γ_{n16}(2^-11))·(1 + γ_{n32}(2^-24))``: for float16 accumulation
+        ``n16 = d`` ("after": one rounding of each product and d − 1 of the partial sums)
+        or ``d + 1`` ("before": also the rounding of ``q_i/√d``), ``n32 = 0``; for float32
+        accumulation ``n32 = d − 1`` (products of two float16 numbers are exact in
+        float32) and ``n16 = 1`` for "before", 0 for "after". ``γ_m = m·u/(1 − m·u)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``d`` not an integer >= 1; an unknown ``scale`` or ``accumulate``; ``d >= 2047``
+        with float16 accumulation (the bound needs ``m·2^-11 < 1``).
+
+    Notes
+    -----
+    For float16 inputs ``q``, ``k`` whose products ``q_i k_i`` are all >= 0 (parallel
+    vectors, the worst case of :func:`overflow_threshold`), :func:`attention_logits`
+    returns ``inf`` for ``‖q‖‖k‖ >= hi`` and a finite value for ``‖q‖‖k‖ < lo``.
+    Proof: with non-negative terms the computed partial sums never decrease, so some
+    partial sum overflows if and only if the computed sum, carried in a format without
+    overflow, reaches ``R`` (65520). That sum is ``Σ_i q_i k_i Π_j (1 + δ_ij)`` with at most
+    ``n16`` factors ``|δ| <= 2^-11`` and ``n32`` factors ``|δ| <= 2^-24`` per term, so it
+    lies between ``s/ρ`` and ``s·ρ`` (``(1 + u)^m <= 1 + γ_m`` and ``(1 − u)^m >= 1 − m·u
+    = 1/(1 + γ_m)``, Higham, *Accuracy and Stability of Numerical Algorithms*, Lemma
+    3.1). Explained in the chapter "QK-Norm and half precision" (``book/qk-norm.md``).
+
+    Examples
+    --------
+    >>> from normlib.attention import overflow_band
+    >>> lo, hi = overflow_band(128, accumulate="float16")
+    >>> round(lo), round(hi)
+    (61425, 69888)
+    """
+    n = check_int(d, "d")
+    check_choice(scale, "scale", SCALES)
+    check_choice(accumulate, "accumulate", ACCUMULATE)
+    if accumulate == "float16":
+        n16, n32 = n + (1 if scale == "before" else 0), 0
+    else:
+        n16, n32 = (1 if scale == "before" else 0), n - 1
+    if n16 * 2.0**-11 >= 1.0:
+        raise ValueError(f"the rounding bound γ_m needs m·2^-11 < 1; d = {n} is too large for float16 accumulation")
+    rho = (1.0 + _gamma(n16, 2.0**-11)) * (1.0 + _gamma(n32, 2.0**-24))
+    t = overflow_threshold(n, scale=scale)
+    return t / rho, t * rho
 
 
 def attention_logits(

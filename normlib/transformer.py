@@ -88,6 +88,7 @@ class CausalSelfAttention(nn.Module):
         self.k_norm = HeadRMSNorm(self.head_dim) if qk_norm else None
         self.register_buffer("causal", torch.ones(seq_len, seq_len, dtype=torch.bool).tril(), persistent=False)
         self.max_logit = None  # max |q.k/sqrt(d_h)| over heads and allowed positions, last forward
+        self.min_entropy = None  # smallest per-head attention entropy (nats, mean over batch and queries), last forward
 
     def forward(self, x):
         B, T, C = x.shape
@@ -99,6 +100,8 @@ class CausalSelfAttention(nn.Module):
         allowed = self.causal[:T, :T]
         self.max_logit = logits.detach().masked_fill(~allowed, 0.0).abs().amax()
         att = logits.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
+        entropy = -torch.special.xlogy(att.detach(), att.detach()).sum(-1)  # (B, H, T); masked keys have p = 0
+        self.min_entropy = entropy.mean(dim=(0, 2)).amin()
         return self.o((att @ v).transpose(1, 2).reshape(B, T, C))
 
 
@@ -519,7 +522,11 @@ class TrainResult:
 
     ``loss``, ``grad_norm`` and ``max_logit`` are read-only float64 arrays of shape
     (steps,): the training-batch loss before the step's update, the global gradient
-    norm before clipping, and the largest |attention logit| of the step's forward pass.
+    norm before clipping, and the largest |attention logit| of the step's forward pass;
+    ``attn_entropy`` the smallest attention entropy (nats) of that pass over layers and
+    heads (each head's entropy averaged over the batch and the query positions; a
+    uniform causal head has ``mean_t ln(t + 1)``), and ``qk_gain`` the largest
+    ``max|g_q|·max|g_k|`` over layers before the step's update (NaN without QK-Norm).
     After a non-finite loss or gradient the run stops and the remaining entries are NaN
     (``diverged`` is then True and ``final_loss`` NaN).
     """
@@ -537,13 +544,15 @@ class TrainResult:
     loss: np.ndarray
     grad_norm: np.ndarray
     max_logit: np.ndarray
+    attn_entropy: np.ndarray
+    qk_gain: np.ndarray
     lr_used: np.ndarray
     final_loss: float
     final_accuracy: float
     diverged: bool
 
     def __post_init__(self):
-        for name in ("loss", "grad_norm", "max_logit", "lr_used"):
+        for name in ("loss", "grad_norm", "max_logit", "attn_entropy", "qk_gain", "lr_used"):
             getattr(self, name).setflags(write=False)
 
     def __reduce__(self):  # rebuild through __init__, so the arrays stay read-only after pickling
@@ -692,7 +701,8 @@ def train_grid(
         logits = functional_call(base, (p, b), (tokens[:, :-1],))
         nll = F.cross_entropy(logits.transpose(1, 2), tokens[:, 1:], reduction="none")
         max_logit = torch.stack([blk.attn.max_logit for blk in base.blocks]).amax()
-        return (nll * mask).sum() / mask.sum(), max_logit
+        min_entropy = torch.stack([blk.attn.min_entropy for blk in base.blocks]).amin()
+        return (nll * mask).sum() / mask.sum(), (max_logit, min_entropy)
 
     batched = vmap(member_loss, in_dims=(0, 0, 0, 0))
     seed_index = torch.tensor([seeds.index(s) for _, _, s in runs])
@@ -700,7 +710,8 @@ def train_grid(
     m_state = {n: torch.zeros_like(params[n]) for n in names}
     v_state = {n: torch.zeros_like(params[n]) for n in names}
     active = torch.ones(E, dtype=torch.bool)
-    rec = {k: np.full((E, steps), np.nan) for k in ("loss", "grad_norm", "max_logit", "lr")}
+    rec = {k: np.full((E, steps), np.nan) for k in ("loss", "grad_norm", "max_logit", "lr", "entropy", "gain")}
+    gain_names = [(f"blocks.{i}.attn.q_norm.weight", f"blocks.{i}.attn.k_norm.weight") for i in range(depth)]
     b1, b2 = _BETAS
     for t in range(steps):
         lr_t = torch.tensor([lr_schedule(t, lr=lr, warmup_steps=w, steps=steps, decay=decay) for lr, w, _ in runs])
@@ -709,7 +720,7 @@ def train_grid(
         mask = torch.stack([d[1] for d in data])[seed_index]
         for n in names:
             params[n].grad = None
-        losses, max_logit = batched(params, buffers, tokens, mask)
+        losses, (max_logit, min_entropy) = batched(params, buffers, tokens, mask)
         torch.where(active, losses, torch.zeros_like(losses)).sum().backward()
         with torch.no_grad():
             sq = sum(params[n].grad.flatten(1).pow(2).sum(1) for n in names)
@@ -719,6 +730,10 @@ def train_grid(
             rec["grad_norm"][:, t] = np.where(finite.numpy() & active.numpy(), gnorm.numpy(), np.nan)
             rec["max_logit"][:, t] = np.where(active.numpy(), max_logit.numpy(), np.nan)
             rec["lr"][:, t] = np.where(active.numpy(), lr_t.numpy(), np.nan)
+            rec["entropy"][:, t] = np.where(active.numpy(), min_entropy.numpy(), np.nan)
+            if qk_norm:  # the QK-Norm bound's factor max|g_q|·max|g_k| (largest layer), before this step's update
+                gain = torch.stack([params[a].abs().amax(1) * params[b].abs().amax(1) for a, b in gain_names]).amax(0)
+                rec["gain"][:, t] = np.where(active.numpy(), gain.numpy(), np.nan)
             active &= finite
             coef = torch.ones(E) if clip is None else (clip / (gnorm + 1e-6)).clamp(max=1.0)
             coef = torch.where(active, coef, torch.zeros(E))
@@ -761,6 +776,8 @@ def train_grid(
                 loss=_readonly(rec["loss"][e]),
                 grad_norm=_readonly(rec["grad_norm"][e]),
                 max_logit=_readonly(rec["max_logit"][e]),
+                attn_entropy=_readonly(rec["entropy"][e]),
+                qk_gain=_readonly(rec["gain"][e]),
                 lr_used=_readonly(rec["lr"][e]),
                 final_loss=float(final_loss[e]) if ok else float("nan"),
                 final_accuracy=float(final_acc[e]) if ok else float("nan"),

@@ -429,3 +429,60 @@ def test_soft_cap_and_bounds_bad_input():
         att.overflow_threshold(64, scale="inside")
     with pytest.raises(TypeError, match="integer"):
         att.overflow_threshold(64.0)
+
+
+# ----------------------------------------------------------------------------- overflow_band
+
+
+def test_overflow_band_closed_forms():
+    """d = 1, "after", float32: no rounding at all, so the band is the threshold itself;
+    float16 accumulation at d = 128: ρ = 1 + γ_128 = 1/(1 − 128/2048) = 16/15."""
+    assert att.overflow_band(1) == (65520.0, 65520.0)
+    lo, hi = att.overflow_band(128, accumulate="float16")
+    assert lo == pytest.approx(65520.0 * 15 / 16, rel=1e-15) and hi == pytest.approx(65520.0 * 16 / 15, rel=1e-15)
+    lo, hi = att.overflow_band(128, scale="before", accumulate="float32")
+    rho = (1 + 2.0**-11 / (1 - 2.0**-11)) * (1 + 127 * 2.0**-24 / (1 - 127 * 2.0**-24))
+    assert hi / att.overflow_threshold(128, scale="before") == pytest.approx(rho, rel=1e-15)
+    assert lo * hi == pytest.approx(att.overflow_threshold(128, scale="before") ** 2, rel=1e-15)
+
+
+@pytest.mark.parametrize("scale", ["after", "before"])
+@pytest.mark.parametrize("accumulate", ["float16", "float32"])
+@pytest.mark.parametrize("d", [16, 128])
+def test_first_overflow_lies_in_the_band(scale, accumulate, d):
+    """Parallel float16 vectors q = a·u, k = u: bisection over a for the first overflow of
+    attention_logits; the last finite ‖q‖‖k‖ is below hi and the first infinite one is >= lo."""
+    n = 12
+    u = np.abs(np.random.default_rng(d).standard_normal((n, d))).astype(np.float16).astype(np.float64)
+    lo_b, hi_b = att.overflow_band(d, scale=scale, accumulate=accumulate)
+    t = att.overflow_threshold(d, scale=scale)
+
+    def pair(a):
+        q = (a[:, None] * u).astype(np.float16).astype(np.float64)
+        return q, np.linalg.norm(q, axis=1) * np.linalg.norm(u, axis=1)
+
+    def inf_at(a):
+        q, _ = pair(a)
+        return np.isinf(att.attention_logits(q[:, None], u[:, None], dtype="float16", accumulate=accumulate, scale=scale)[:, 0, 0])
+
+    a_t = t / np.einsum("ij,ij->i", u, u)
+    lo, hi = a_t / 1.1, 1.1 * a_t  # the band is narrower (ρ <= 16/15); q stays finite in float16
+    assert not inf_at(lo).any() and inf_at(hi).all()
+    while np.max(hi / lo) > 1 + 1e-7:
+        mid = np.sqrt(lo * hi)
+        o = inf_at(mid)
+        hi, lo = np.where(o, mid, hi), np.where(o, lo, mid)
+    assert np.all(pair(lo)[1] < hi_b) and np.all(pair(hi)[1] >= lo_b)
+
+
+def test_overflow_band_rejects_bad_input():
+    with pytest.raises(ValueError):
+        att.overflow_band(0)
+    with pytest.raises(ValueError):
+        att.overflow_band(8, scale="middle")
+    with pytest.raises(ValueError):
+        att.overflow_band(8, accumulate="float64")
+    with pytest.raises(ValueError, match="too large"):
+        att.overflow_band(4096, accumulate="float16")
+    with pytest.raises(TypeError):
+        att.overflow_band(8.0)

@@ -125,6 +125,28 @@ def test_max_logit_is_the_largest_allowed_logit():
     assert model.max_logit == max(float(b.attn.max_logit) for b in model.blocks)
 
 
+def test_min_entropy_of_uniform_attention_is_the_mean_log_of_the_causal_window():
+    """Zero query weights: every logit is 0, each query t attends uniformly to t + 1 keys,
+    so each head's entropy averaged over queries is mean_t ln(t + 1); with one-hot
+    attention (a huge logit on the diagonal) it is 0."""
+    model = _tiny("pre", depth=1, seed=3)
+    x = torch.from_numpy(np.random.default_rng(4).standard_normal((2, 4, 8)))
+    with torch.no_grad():
+        model.blocks[0].attn.q.weight.zero_()
+        model.blocks[0].attn(x)
+    want = float(np.mean(np.log(np.arange(1, 5))))
+    assert float(model.blocks[0].attn.min_entropy) == pytest.approx(want, rel=1e-12)
+
+
+def test_training_records_entropy_and_qk_gains():
+    kw = dict(depth=1, width=8, heads=2, lr=1e-2, steps=4, batch=2, eval_batch=4)
+    plain, normed = train("pre", **kw), train("pre", qk_norm=True, **kw)
+    assert np.isnan(plain.qk_gain).all() and normed.qk_gain[0] == 1.0  # gains start at ones
+    ceiling = float(np.mean(np.log(np.arange(1, 17))))  # uniform attention over the causal window
+    for r in (plain, normed):
+        assert r.attn_entropy.shape == (4,) and np.all((r.attn_entropy >= 0) & (r.attn_entropy <= ceiling + 1e-6))
+
+
 def test_max_logit_before_a_forward_raises():
     with pytest.raises(RuntimeError, match="after a forward"):
         TinyTransformer("pre", 1, **TINY).max_logit
@@ -309,7 +331,7 @@ def test_a_model_that_knows_nothing_scores_log_vocab_minus_one():
 def test_training_is_deterministic_for_a_seed():
     kw = dict(depth=2, width=16, heads=2, lr=3e-3, steps=6, warmup_steps=2, batch=4, eval_batch=8, clip=1.0)
     a, b = train("post", seed=1, **kw), train("post", seed=1, **kw)
-    for field in ("loss", "grad_norm", "max_logit", "lr_used"):
+    for field in ("loss", "grad_norm", "max_logit", "attn_entropy", "lr_used"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
     assert a.final_loss == b.final_loss and not a.diverged
     c = train("post", seed=2, **kw)

@@ -12,7 +12,7 @@ import html
 
 from .claims import CheckResult, check
 
-__all__ = ["verify", "glue_value", "shown_key", "CheckTable"]
+__all__ = ["verify", "glue_value", "glue_phrase", "shown_key", "CheckTable"]
 
 
 def glue_value(key: str, value, *, display: bool = False, machine_dependent: bool = False):
@@ -58,6 +58,13 @@ def glue_value(key: str, value, *, display: bool = False, machine_dependent: boo
         metadata["normlib"] = {"machine_dependent": True}
     ipy_display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
     return value
+
+
+def glue_phrase(key: str, condition, if_true: str, if_false: str) -> str:
+    """Glue the wording chosen by ``condition`` under ``key`` (temporary stand-in for main's)."""
+    text = if_true if bool(condition) else if_false
+    glue_value(key, text)
+    return text
 
 
 def verify(check_id: str, measured, *, expected: float | None = None) -> CheckResult:

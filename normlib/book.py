@@ -86,7 +86,8 @@ def glue_phrase(key: str, condition, if_true: str, if_false: str) -> str:
     -----
     A sentence that compares or ranks measured values ("A is below B", "the intervals
     overlap") is either written with this helper or guarded by a check that fails when the
-    data stop supporting it. See CONTRIBUTING.md.
+    data stop supporting it. See CONTRIBUTING.md; the landing page (``book/intro.md``)
+    generates its sentences about the registry this way.
     """
     import numpy as np
 
@@ -119,7 +120,8 @@ def glue_quoted(chapter: str) -> dict:
     Notes
     -----
     The prose writes ``{glue:text}`q_name:s```, so the article's numbers in the prose and in
-    the claims ledger come from one place. See :func:`normlib.claims.quoted_numbers`.
+    the claims ledger come from one place (``book/ledger.md``). See
+    :func:`normlib.claims.quoted_numbers`.
     """
     from .claims import quoted_numbers
 

@@ -472,7 +472,8 @@ def quoted_numbers() -> Mapping[str, Quoted]:
     Notes
     -----
     A chapter glues its entries with :func:`normlib.book.glue_quoted`, so the article's and
-    the papers' numbers in the prose are never typed (``tests/prose_numbers.py``).
+    the papers' numbers in the prose are never typed (``tests/prose_numbers.py``); the
+    claims ledger (``book/ledger.md``) reads the same table.
     """
     raw = tomllib.loads(_REGISTRY_PATH.read_text(encoding="utf-8"))
     out: dict[str, Quoted] = {}
@@ -507,6 +508,12 @@ def counterexample_result(check_id: str) -> Exception | None:
     ValueError
         The check has no counterexample, or needs ``counterexample_expected`` (its
         reference is passed at run time) and has none.
+
+    Notes
+    -----
+    ``tests/test_book_trust.py`` runs every registered check's counterexample: a check that
+    accepts it cannot fail on a contradicting result. The claims ledger (``book/ledger.md``)
+    lists the checks.
     """
     _, checks = registry()
     k = checks[check_id]

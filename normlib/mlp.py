@@ -547,7 +547,9 @@ def train_mlp(
 
     Notes
     -----
-    All models see the same number of examples per epoch; models with the same seed
+    Every model of one call sees ``batch_size * (len(x_train) // batch_size)`` examples per
+    epoch (the remainder of each reshuffled epoch is dropped, so runs with different batch
+    sizes see slightly different numbers of examples); models with the same seed
     share their initialization and data order, so learning rates are compared on common
     random numbers. Used for the small-batch benchmark of the chapter "Why normalize"
     (``book/why-normalize.md``).

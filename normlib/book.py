@@ -133,7 +133,7 @@ def glue_quoted(chapter: str) -> dict:
     return {k: q.value for k, q in mine.items()}
 
 
-def verify(check_id: str, measured, *, expected: float | None = None) -> CheckResult:
+def verify(check_id: str, measured, *, expected: float | None = None, machine_dependent: bool = False) -> CheckResult:
     """Check a claimed number (raises on failure) and glue it under its check ID.
 
     Parameters
@@ -144,6 +144,9 @@ def verify(check_id: str, measured, *, expected: float | None = None) -> CheckRe
         The measurement.
     expected : float, optional, keyword-only
         The run-time reference of an ``atol``/``rtol`` check.
+    machine_dependent : bool, keyword-only
+        The measured value moves with the floating-point kernels (or the machine): both
+        glued values are marked so (see :func:`glue_value`); the check itself still runs.
 
     Returns
     -------
@@ -162,11 +165,12 @@ def verify(check_id: str, measured, *, expected: float | None = None) -> CheckRe
     under ``check_id + "__shown"``, for the ledger page (``book/ledger.md``).
     """
     result = check(check_id, measured, expected=expected)
+    md = {"machine_dependent": True} if machine_dependent else {}
     if result.check.mode == "bool":
-        glue_value(check_id, "holds")
+        glue_value(check_id, "holds", **md)
     else:
-        glue_value(check_id, float(result.measured))
-    glue_value(shown_key(check_id), result.shown)
+        glue_value(check_id, float(result.measured), **md)
+    glue_value(shown_key(check_id), result.shown, **md)
     return result
 
 

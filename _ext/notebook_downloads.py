@@ -245,6 +245,13 @@ def for_jupyter(nb, *, title: str, version: str, book_dir: Path):
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = to_markdown(cell.source, glue, targets, cell)
+        elif cell.cell_type == "code":
+            # glue's storage outputs: their values are now in the markdown, and Jupyter
+            # has no renderer for them ("No renderer could be found for output")
+            cell.outputs = [
+                o for o in cell.get("outputs", [])
+                if not (o.get("data") and all(k.startswith(GLUE_PREFIX) for k in o["data"]))
+            ]
     nb.cells.insert(0, nbformat.v4.new_code_cell(OFFLINE_CELL))
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(FIRST_CELL.format(title=title, version=version)))
     for cell in nb.cells:

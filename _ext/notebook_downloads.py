@@ -236,11 +236,26 @@ def to_markdown(source: str, glue: dict, targets: dict, cell: dict) -> str:
     return "\n".join(out).strip("\n")
 
 
-def for_jupyter(nb, *, title: str, version: str, book_dir: Path):
-    """The executed notebook as Jupyter shows it (glue substituted, MyST made plain)."""
+def glue_file(source: Path) -> dict[str, dict]:
+    """The values MyST-NB took out of a notebook it executed itself (``<page>.glue.json``)."""
+    import json
+
+    path = source.with_suffix(".glue.json")
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: {m.removeprefix(GLUE_PREFIX): v for m, v in o.get("data", {}).items()} for k, o in data.items()}
+
+
+def for_jupyter(nb, *, title: str, version: str, book_dir: Path, extra_glue: dict | None = None):
+    """The executed notebook as Jupyter shows it (glue substituted, MyST made plain).
+
+    ``extra_glue``: glued values that are no longer in the notebook's outputs (MyST-NB
+    moves them to ``<page>.glue.json`` when it executes a chapter itself).
+    """
     import nbformat
 
-    glue = glued(nb)
+    glue = {**(extra_glue or {}), **glued(nb)}
     targets = _targets(book_dir)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -294,6 +309,7 @@ def _add_notebook_download(app, pagename, templatename, context, doctree):
         title=re.sub(r"<[^>]+>", "", context.get("title", pagename)),
         version=_version(Path(app.confdir)),
         book_dir=Path(app.confdir) / "book",
+        extra_glue=glue_file(source),
     )
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -59,11 +59,14 @@ def build_downloads(root: Path, out: Path) -> list[Path]:
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
+    leftover = not (root / "build").exists()  # setuptools builds in the source tree
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
          "--wheel-dir", str(target), str(root)],
         check=True, cwd=str(out), stdout=subprocess.DEVNULL,
     )
+    if leftover:
+        shutil.rmtree(root / "build", ignore_errors=True)
     (target / REQUIREMENTS_NAME).write_text(chapter_requirements(root), encoding="utf-8")
     return sorted(target.iterdir())
 

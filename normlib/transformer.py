@@ -75,7 +75,7 @@ class HeadRMSNorm(nn.Module):
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head causal self-attention; keeps the largest |logit| of its last forward."""
+    """Multi-head causal self-attention; keeps the largest absolute logit of its last forward."""
 
     def __init__(self, width: int, heads: int, seq_len: int, qk_norm: bool):
         super().__init__()
@@ -254,7 +254,7 @@ class TinyTransformer(nn.Module):
 
     @property
     def max_logit(self) -> float:
-        """Largest |attention logit| over all layers and heads in the last forward pass."""
+        """Largest absolute attention logit over all layers and heads in the last forward pass."""
         values = [b.attn.max_logit for b in self.blocks if b.attn.max_logit is not None]
         if not values:
             raise RuntimeError("max_logit is defined after a forward pass")
@@ -519,7 +519,7 @@ class TrainResult:
 
     ``loss``, ``grad_norm`` and ``max_logit`` are read-only float64 arrays of shape
     (steps,): the training-batch loss before the step's update, the global gradient
-    norm before clipping, and the largest |attention logit| of the step's forward pass.
+    norm before clipping, and the largest absolute attention logit of the step's forward pass.
     After a non-finite loss or gradient the run stops and the remaining entries are NaN
     (``diverged`` is then True and ``final_loss`` NaN).
     """

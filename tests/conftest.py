@@ -21,7 +21,7 @@ Three guards: the chapters' kernels must import this checkout's normlib (checked
 in a subprocess with the kernels' environment, before the first chapter runs); no code
 path may reach a model hub (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` are set here, and
 the kernels inherit them); a hung cell fails after ``CELL_TIMEOUT`` seconds
-and any other test after ``TEST_TIMEOUT`` (pytest-timeout markers added at collection;
+and any other test after ``TEST_TIMEOUT`` (``SLOW_TIMEOUT`` if marked slow; pytest-timeout markers added at collection;
 ``--timeout`` on the command line overrides neither). A
 failing cell is reported by its line in the ``.md`` file and its section, not by
 nbval's 0-based code-cell index alone.
@@ -42,7 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOK_DIR = (ROOT / "book").resolve()
 CACHE_DIR = ROOT / "_build" / ".jupyter_cache"
 CELL_TIMEOUT = 900  # seconds per chapter cell (the longest training cell takes about 3 minutes)
-TEST_TIMEOUT = 300  # seconds per unit test (pytest-timeout; the slowest, a small book build, takes about 1 minute)
+TEST_TIMEOUT = 300  # seconds per unit test (pytest-timeout)
+SLOW_TIMEOUT = 900  # seconds per test marked slow (e.g. test_rebuilds.py: several small book builds)
 
 # every chapter and test that imports transformers builds its models from configurations
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -204,10 +205,12 @@ def _chapter_file_class():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Every test without its own timeout marker gets TEST_TIMEOUT (chapter cells have CELL_TIMEOUT)."""
+    """Every test without its own timeout marker gets TEST_TIMEOUT, or SLOW_TIMEOUT when marked slow
+    (chapter cells have CELL_TIMEOUT)."""
     for item in items:
         if item.get_closest_marker("timeout") is None:
-            item.add_marker(pytest.mark.timeout(TEST_TIMEOUT))
+            slow = item.get_closest_marker("slow") is not None
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT if slow else TEST_TIMEOUT))
 
 
 def pytest_configure(config):

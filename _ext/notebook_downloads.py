@@ -117,8 +117,11 @@ def _targets(book_dir: Path) -> dict[str, str]:
 
 def _role(name: str, content: str, glue: dict, targets: dict) -> str:
     if name == "glue:text" or name in ("glue", "glue:", "glue:any", "glue:md"):
+        doc = ""
+        if "::" in content:  # another chapter's value: {glue:text}`why-normalize.md::key:s`
+            doc, _, content = content.partition("::")
         key, _, spec = content.partition(":")
-        bundle = glue.get(key.strip())
+        bundle = (glue.get(("doc", doc)) or {}).get(key.strip()) if doc else glue.get(key.strip())
         if bundle is None:
             return content
         return _text_value(bundle, spec.strip())
@@ -247,15 +250,39 @@ def glue_file(source: Path) -> dict[str, dict]:
     return {k: {m.removeprefix(GLUE_PREFIX): v for m, v in o.get("data", {}).items()} for k, o in data.items()}
 
 
-def for_jupyter(nb, *, title: str, version: str, book_dir: Path, extra_glue: dict | None = None):
+class _CrossGlue(dict):
+    """This notebook's glue, and other chapters' (``<doc>.glue.json`` in ``glue_dir``) on demand."""
+
+    def __init__(self, own: dict, glue_dir: Path | None):
+        super().__init__(own)
+        self.glue_dir = glue_dir
+
+    def __missing__(self, key):
+        if isinstance(key, tuple) and self.glue_dir is not None:
+            doc = key[1].removesuffix(".md").removesuffix(".ipynb")
+            value = glue_file(self.glue_dir / f"{doc}.ipynb")
+            self[key] = value
+            return value
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+def for_jupyter(nb, *, title: str, version: str, book_dir: Path, extra_glue: dict | None = None,
+                glue_dir: Path | None = None):
     """The executed notebook as Jupyter shows it (glue substituted, MyST made plain).
 
     ``extra_glue``: glued values that are no longer in the notebook's outputs (MyST-NB
-    moves them to ``<page>.glue.json`` when it executes a chapter itself).
+    moves them to ``<page>.glue.json`` when it executes a chapter itself); ``glue_dir``:
+    where the other chapters' ``.glue.json`` files are (for ``doc.md::key`` roles).
     """
     import nbformat
 
-    glue = {**(extra_glue or {}), **glued(nb)}
+    glue = _CrossGlue({**(extra_glue or {}), **glued(nb)}, glue_dir)
     targets = _targets(book_dir)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -267,6 +294,10 @@ def for_jupyter(nb, *, title: str, version: str, book_dir: Path, extra_glue: dic
                 o for o in cell.get("outputs", [])
                 if not (o.get("data") and all(k.startswith(GLUE_PREFIX) for k in o["data"]))
             ]
+            for o in cell.outputs:  # Markdown outputs (the ledger's table) are MyST too
+                text = o.get("data", {}).get("text/markdown")
+                if text:
+                    o["data"]["text/markdown"] = to_markdown("".join(text), glue, targets, {})
     nb.cells.insert(0, nbformat.v4.new_code_cell(OFFLINE_CELL))
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(FIRST_CELL.format(title=title, version=version)))
     for cell in nb.cells:
@@ -310,6 +341,7 @@ def _add_notebook_download(app, pagename, templatename, context, doctree):
         version=_version(Path(app.confdir)),
         book_dir=Path(app.confdir) / "book",
         extra_glue=glue_file(source),
+        glue_dir=source.parent,
     )
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -327,6 +327,18 @@ def layer_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
         0-d input, an empty last axis, non-finite values, ``dy`` not of the shape of
         ``x``, a weight whose shape is not ``(d,)`` or a negative ``eps``.
 
+    Notes
+    -----
+    With :math:`g = \\gamma\\odot dy` and :math:`\\hat x = (x-\\mu)\\,\\mathrm{rstd}`:
+
+    .. math::
+
+        dx = \\mathrm{rstd}\\,\\big(g - \\overline{g} - \\hat x\\,\\overline{g\\odot\\hat x}\\big),
+
+    where the bar is the mean over the last axis. Exact with
+    :math:`\\mathrm{rstd} = 1/\\sqrt{\\sigma^2+\\epsilon}`. Derived in the chapter
+    "The LayerNorm Jacobian" (``book/jacobian.md``).
+
     Examples
     --------
     A uniform upstream gradient is orthogonal to every direction LayerNorm can move
@@ -345,18 +357,6 @@ def layer_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     >>> dy = np.array([0.3, -1.0, 0.5])
     >>> np.allclose(layer_norm_vjp(x, dy), fd_vjp(layer_norm, x, dy), atol=1e-7)
     True
-
-    Notes
-    -----
-    With :math:`g = \\gamma\\odot dy` and :math:`\\hat x = (x-\\mu)\\,\\mathrm{rstd}`:
-
-    .. math::
-
-        dx = \\mathrm{rstd}\\,\\big(g - \\overline{g} - \\hat x\\,\\overline{g\\odot\\hat x}\\big),
-
-    where the bar is the mean over the last axis. Exact with
-    :math:`\\mathrm{rstd} = 1/\\sqrt{\\sigma^2+\\epsilon}`. Derived in the chapter
-    "The LayerNorm Jacobian" (``book/jacobian.md``).
     """
     eps = check_eps(eps)
     a = as_features(x)
@@ -400,6 +400,17 @@ def rms_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
         0-d input, an empty last axis, non-finite values, ``dy`` not of the shape of
         ``x``, a weight whose shape is not ``(d,)`` or a negative ``eps``.
 
+    Notes
+    -----
+    With :math:`g = w\\odot dy`, :math:`r = 1/\\sqrt{\\overline{x^2}+\\epsilon}` and
+    :math:`\\hat x = r x`:
+
+    .. math::
+
+        dx = r\\,\\big(g - \\hat x\\,\\overline{g\\odot\\hat x}\\big).
+
+    Derived in the chapter "The LayerNorm Jacobian" (``book/jacobian.md``).
+
     Examples
     --------
     RMSNorm's output keeps the direction of ``x``; an upstream gradient along ``x``
@@ -417,17 +428,6 @@ def rms_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     >>> dy = np.array([0.3, -1.0, 0.5])
     >>> np.allclose(rms_norm_vjp(x, dy), fd_vjp(rms_norm, x, dy), atol=1e-7)
     True
-
-    Notes
-    -----
-    With :math:`g = w\\odot dy`, :math:`r = 1/\\sqrt{\\overline{x^2}+\\epsilon}` and
-    :math:`\\hat x = r x`:
-
-    .. math::
-
-        dx = r\\,\\big(g - \\hat x\\,\\overline{g\\odot\\hat x}\\big).
-
-    Derived in the chapter "The LayerNorm Jacobian" (``book/jacobian.md``).
     """
     eps = check_eps(eps)
     a = as_features(x)

@@ -143,12 +143,17 @@ def _build_paths() -> list[str]:
     home = Path.home()
     if str(home) not in ("/", ""):
         paths.add(str(home) + "/")
-    return sorted(p for p in paths if len(p) > 1) + ["site-packages/"]
+    return sorted(p for p in paths if len(p) > 1)
+
+
+# an absolute path into an installed environment, on any machine ("/…/lib/python3.11/site-packages/")
+_SITE_PACKAGES = re.compile(r"(?:/[\w.+-]+)+/site-packages/")
 
 
 def _leaks(text: str) -> list[str]:
     """Build-machine paths and Python warnings in ``text``."""
     found = [p for p in _build_paths() if p in text]
+    found += sorted(set(m.group(0) for m in _SITE_PACKAGES.finditer(text)))
     found += sorted(set(m.group(0) for m in _WARNING.finditer(text)))
     return found
 

@@ -1,6 +1,8 @@
 # The two commands of the README: `make book` and `make test`.
-# Each creates .venv when it is missing and installs the pinned environment when
-# requirements.txt or pyproject.toml changed since the last install.
+# Each creates .venv when it is missing and installs the pinned environment when the
+# contents of requirements.txt or pyproject.toml changed since the last install (the
+# stamp's name is their hash; file dates play no part, so a fresh checkout of the same
+# files does not re-run pip).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -9,8 +11,13 @@ REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16
 STAMP  := $(VENV)/.installed-$(REQ_HASH)
 # pytest-xdist workers for `make test` (chapters are distributed whole, one per worker)
 JOBS   ?= 2
+# every command imports this checkout's normlib (tests/conftest.py asserts it), never
+# another copy an editable install may point to; no code path may reach a model hub
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help setup book test chapter pdf bench bench-build determinism determinism-kernels clean
+.PHONY: help setup requirements book test chapter pdf bench bench-build determinism determinism-kernels clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes every chapter)"
@@ -21,8 +28,9 @@ help:
 	@echo "make determinism-kernels   every chapter under default and AVX2 kernels (slow)"
 	@echo "make bench    run the benchmark scripts (speed and memory figures)"
 	@echo "make bench-build   build-time figures: cold/warm book, make test, per chapter"
+	@echo "make requirements  regenerate requirements.txt from requirements.in (pip-tools)"
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
@@ -30,6 +38,17 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 setup: $(STAMP)
+
+# Regenerate requirements.txt (exact pins of the whole environment) from the direct
+# dependencies in requirements.in with pip-tools, in a throwaway venv. Pins already in
+# requirements.txt are kept unless requirements.in forces a change; UPGRADE=1
+# re-resolves everything. The CPU torch wheel resolves as 2.13.0+cpu: it is written as
+# ==2.13.0, which the CPU build satisfies.
+requirements:
+	test -x _build/piptools/bin/pip-compile || ($(PYTHON) -m venv _build/piptools && _build/piptools/bin/pip install -q pip-tools==7.6.2)
+	CUSTOM_COMPILE_COMMAND="make requirements" _build/piptools/bin/pip-compile --quiet --strip-extras \
+	  --no-emit-find-links --no-emit-index-url --allow-unsafe $(if $(UPGRADE),--upgrade) -o requirements.txt requirements.in
+	sed -i 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/' requirements.txt
 
 book: setup
 	$(BIN)/jupyter-book build . -W -n --keep-going
@@ -46,6 +65,8 @@ pdf: setup
 	@echo "The PDF is _build/pdf/book.pdf"
 
 chapter: setup
+	$(BIN)/python -c 'import normlib, pathlib, sys; f = pathlib.Path(normlib.__file__).resolve(); \
+	  sys.exit(0 if f.is_relative_to(pathlib.Path.cwd().resolve()) else f"normlib is imported from {f}, not from this checkout")'
 	$(BIN)/python -m pytest tests/conftest.py book/$(CH).md
 
 bench: setup

@@ -1,4 +1,4 @@
-"""Sphinx extension: small fixes so that every page loads with no console error.
+"""Sphinx extension: a fix the theme cannot make, so that every page loads with no console error.
 
 - **Duplicated inline scripts.** sphinx-thebe and sphinx-togglebutton add their inline
   configuration scripts after the HTML builder was created, and with Sphinx 7.4 such
@@ -6,9 +6,8 @@
   SyntaxError in the browser. Exact duplicates (same file or body, same attributes)
   are dropped from each page's script list; the order of first appearance is kept.
 
-- **Color mode.** Without a ``default_mode`` in ``html_context``, pydata-sphinx-theme logs
-  "Got invalid theme mode" on a reader's first visit; the book's figures are drawn on
-  white, so the default is "light" (a reader can still switch).
+(The light color mode is the theme's own ``html_context: default_mode: light`` in
+``_config.yml``.)
 """
 
 from __future__ import annotations
@@ -35,13 +34,6 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = kept
 
 
-def _default_light_mode(app, config):
-    context = dict(config.html_context or {})
-    context.setdefault("default_mode", "light")
-    config.html_context = context
-
-
 def setup(app):
-    app.connect("config-inited", _default_light_mode)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -129,6 +129,12 @@ def _on_build_finished(app, exception) -> None:
 
 
 def setup(app):
+    import os
+
+    # the chapters' kernels inherit this environment: no code path may reach a model hub
+    # (the chapters that use transformers build their models from configurations)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     # run after myst-nb's own builder-inited handler, which sets mystnb_config
     app.connect("builder-inited", _on_builder_inited, priority=900)
     app.connect("env-get-outdated", _on_env_get_outdated)

@@ -9,10 +9,11 @@ relative to the build directory; the page is therefore copied to the build direc
 (``print.html``) before it is opened.
 
 Chromium runs headless and reads only local files: the page, its figures and the MathJax
-bundle. The page is opened over the DevTools protocol (``_ext/browser.py``), and printed
+bundle. Playwright drives Debian's Chromium (``_ext/browser.py``); the page is printed
 only after MathJax has typeset every formula and every image has decoded, so the PDF
-shows the math, the numbered figures, equations and citations as the HTML does.
-Debian's package is ``chromium`` (``apt-get install chromium``).
+shows the math, the numbered figures, equations and citations as the HTML does, and not
+at all when the page logged an error or failed to load a file. Playwright streams the
+PDF to the file. Debian's package is ``chromium`` (``apt-get install chromium``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser import Browser, find_chromium  # noqa: E402
+from browser import chromium, find_chromium, open_page  # noqa: E402
 
 
 def single_page(build: Path) -> Path:
@@ -45,14 +46,18 @@ def print_pdf(build: Path, out: Path) -> Path:
         raise SystemExit("make pdf needs Chromium on PATH (Debian: apt-get install chromium)")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
-    with Browser(timeout=600.0) as browser:
-        browser.open(page.resolve().as_uri())
-        untyped = browser.evaluate("[...document.querySelectorAll('.math')].filter(m => !m.querySelector('mjx-container')).length")
+    with chromium(timeout=600.0) as browser, open_page(browser, page.resolve().as_uri()) as (tab, log):
+        untyped = tab.evaluate("[...document.querySelectorAll('.math')].filter(m => !m.querySelector('mjx-container')).length")
         if untyped:
             raise SystemExit(f"{untyped} formulas were not typeset; not printing")
+        if log.errors:
+            raise SystemExit("the page logged errors; not printing:\n" + "\n".join(log.errors))
         # sphinx-togglebutton opens the exercise solutions when the page is printed
-        browser.evaluate("window.dispatchEvent(new Event('beforeprint')); true")
-        browser.print_pdf(out)
+        tab.evaluate("window.dispatchEvent(new Event('beforeprint')); true")
+        tab.pdf(
+            path=str(out), format="A4", print_background=True, display_header_footer=False,
+            margin={"top": "0.6in", "bottom": "0.6in", "left": "0.6in", "right": "0.6in"},
+        )
     if not out.is_file() or out.stat().st_size == 0:
         raise SystemExit(f"Chromium did not write {out}")
     return out

@@ -352,7 +352,16 @@ def claim_of(check_id: str) -> Claim:
     claims, checks = registry()
     if check_id in checks:
         return claims[checks[check_id].claim]
-    raise KeyError(f"no check {check_id!r} in claims.toml")
+    raise _unknown_check(check_id, checks)
+
+
+def _unknown_check(check_id, checks) -> KeyError:
+    """The error for a check ID not in the registry: the registry's path and the close matches."""
+    import difflib
+
+    close = difflib.get_close_matches(str(check_id), list(checks), n=5, cutoff=0.6)
+    hint = f"; close matches: {', '.join(close)}" if close else "; no registered ID is close to it"
+    return KeyError(f"no check {check_id!r} in {_REGISTRY_PATH}{hint}")
 
 
 def check(check_id: str, measured, *, expected: float | None = None) -> CheckResult:
@@ -390,7 +399,7 @@ def check(check_id: str, measured, *, expected: float | None = None) -> CheckRes
     """
     claims, checks = registry()
     if check_id not in checks:
-        raise KeyError(f"no check {check_id!r} in claims.toml; registered: {sorted(checks)}")
+        raise _unknown_check(check_id, checks)
     k = checks[check_id]
     if claims[k.claim].status == "pending":
         raise ClaimCheckFailed(f"{check_id}: claim {k.claim} is still 'pending' in claims.toml")

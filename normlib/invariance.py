@@ -274,16 +274,16 @@ def transform(name: str, W, X, *, rng) -> tuple[np.ndarray, np.ndarray]:
 
     Notes
     -----
-    =========================  ==========================================================
-    ``weight_matrix_rescale``  :math:`W \\to \\delta W`, one scalar :math:`\\delta > 0`
-    ``weight_matrix_recenter`` :math:`W \\to W + \\mathbf 1 \\gamma^\\top`: the same vector
-                               :math:`\\gamma` added to every row, so every summed input of
-                               case ``n`` shifts by the same :math:`\\gamma^\\top x_n`
-    ``weight_vector_rescale``  :math:`w_i \\to \\delta_i w_i`, each row by its own :math:`\\delta_i > 0`
-    ``dataset_rescale``        :math:`x_n \\to \\delta x_n` for every case, one :math:`\\delta > 0`
-    ``dataset_recenter``       :math:`x_n \\to x_n + \\gamma` for every case, one vector :math:`\\gamma`
-    ``case_rescale``           :math:`x_n \\to \\delta_n x_n`, each case by its own :math:`\\delta_n > 0`
-    =========================  ==========================================================
+    ===========================  ==========================================================
+    ``weight_matrix_rescale``    :math:`W \\to \\delta W`, one scalar :math:`\\delta > 0`
+    ``weight_matrix_recenter``   :math:`W \\to W + \\mathbf 1 \\gamma^\\top`: the same vector
+                                 :math:`\\gamma` added to every row, so every summed input of
+                                 case ``n`` shifts by the same :math:`\\gamma^\\top x_n`
+    ``weight_vector_rescale``    :math:`w_i \\to \\delta_i w_i`, each row by its own :math:`\\delta_i > 0`
+    ``dataset_rescale``          :math:`x_n \\to \\delta x_n` for every case, one :math:`\\delta > 0`
+    ``dataset_recenter``         :math:`x_n \\to x_n + \\gamma` for every case, one vector :math:`\\gamma`
+    ``case_rescale``             :math:`x_n \\to \\delta_n x_n`, each case by its own :math:`\\delta_n > 0`
+    ===========================  ==========================================================
 
     Ba et al. (2016), §5.1. See the chapter "LayerNorm" (``book/layernorm.md``).
     """

@@ -314,7 +314,18 @@ def layer_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     Returns
     -------
     ndarray
-        dL/dx, same shape as ``x``, in the promoted dtype of ``x`` and ``dy``.
+        dL/dx, same shape as ``x``, in the promoted dtype of ``x`` and ``dy``. Only the
+        input gradient: the gradients of the gain and the bias (dL/dγ, dL/dβ) are not
+        returned.
+
+    Raises
+    ------
+    TypeError
+        Non-real dtypes (bool, complex, object, str) of ``x``, ``dy`` or ``weight``, or
+        a non-numeric ``eps``.
+    ValueError
+        0-d input, an empty last axis, non-finite values, ``dy`` not of the shape of
+        ``x``, a weight whose shape is not ``(d,)`` or a negative ``eps``.
 
     Notes
     -----
@@ -327,6 +338,25 @@ def layer_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     where the bar is the mean over the last axis. Exact with
     :math:`\\mathrm{rstd} = 1/\\sqrt{\\sigma^2+\\epsilon}`. Derived in the chapter
     "The LayerNorm Jacobian" (``book/jacobian.md``).
+
+    Examples
+    --------
+    A uniform upstream gradient is orthogonal to every direction LayerNorm can move
+    its output in (the output always has mean zero), so it does not reach the input:
+
+    >>> import numpy as np
+    >>> from normlib.norms import layer_norm_vjp
+    >>> x = np.array([1.0, 2.0, 4.0])
+    >>> np.allclose(layer_norm_vjp(x, np.ones(3)), 0.0)
+    True
+
+    It agrees with central finite differences of :func:`layer_norm`:
+
+    >>> from normlib.norms import layer_norm
+    >>> from normlib.numerics import fd_vjp
+    >>> dy = np.array([0.3, -1.0, 0.5])
+    >>> np.allclose(layer_norm_vjp(x, dy), fd_vjp(layer_norm, x, dy), atol=1e-7)
+    True
     """
     eps = check_eps(eps)
     a = as_features(x)
@@ -358,7 +388,17 @@ def rms_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
     Returns
     -------
     ndarray
-        dL/dx, same shape as ``x``, in the promoted dtype of ``x`` and ``dy``.
+        dL/dx, same shape as ``x``, in the promoted dtype of ``x`` and ``dy``. Only the
+        input gradient: the gradient of the gain (dL/dg) is not returned.
+
+    Raises
+    ------
+    TypeError
+        Non-real dtypes (bool, complex, object, str) of ``x``, ``dy`` or ``weight``, or
+        a non-numeric ``eps``.
+    ValueError
+        0-d input, an empty last axis, non-finite values, ``dy`` not of the shape of
+        ``x``, a weight whose shape is not ``(d,)`` or a negative ``eps``.
 
     Notes
     -----
@@ -370,6 +410,24 @@ def rms_norm_vjp(x, dy, weight=None, *, eps: float = 1e-5) -> np.ndarray:
         dx = r\\,\\big(g - \\hat x\\,\\overline{g\\odot\\hat x}\\big).
 
     Derived in the chapter "The LayerNorm Jacobian" (``book/jacobian.md``).
+
+    Examples
+    --------
+    RMSNorm's output keeps the direction of ``x``; an upstream gradient along ``x``
+    only asks to change its length, which RMSNorm removes (exactly so at ``eps=0``):
+
+    >>> import numpy as np
+    >>> from normlib.norms import rms_norm, rms_norm_vjp
+    >>> x = np.array([1.0, -2.0, 4.0])
+    >>> np.allclose(rms_norm_vjp(x, x, eps=0.0), 0.0)
+    True
+
+    It agrees with central finite differences of :func:`rms_norm`:
+
+    >>> from normlib.numerics import fd_vjp
+    >>> dy = np.array([0.3, -1.0, 0.5])
+    >>> np.allclose(rms_norm_vjp(x, dy), fd_vjp(rms_norm, x, dy), atol=1e-7)
+    True
     """
     eps = check_eps(eps)
     a = as_features(x)

@@ -75,7 +75,7 @@ class HeadRMSNorm(nn.Module):
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head causal self-attention; keeps the largest |logit| of its last forward."""
+    """Multi-head causal self-attention; keeps the largest absolute logit of its last forward."""
 
     def __init__(self, width: int, heads: int, seq_len: int, qk_norm: bool):
         super().__init__()
@@ -257,7 +257,7 @@ class TinyTransformer(nn.Module):
 
     @property
     def max_logit(self) -> float:
-        """Largest |attention logit| over all layers and heads in the last forward pass."""
+        """Largest absolute attention logit over all layers and heads in the last forward pass."""
         values = [b.attn.max_logit for b in self.blocks if b.attn.max_logit is not None]
         if not values:
             raise RuntimeError("max_logit is defined after a forward pass")
@@ -522,7 +522,7 @@ class TrainResult:
 
     ``loss``, ``grad_norm`` and ``max_logit`` are read-only float64 arrays of shape
     (steps,): the training-batch loss before the step's update, the global gradient
-    norm before clipping, and the largest |attention logit| of the step's forward pass;
+    norm before clipping, and the largest absolute attention logit of the step's forward pass;
     ``attn_entropy`` the smallest attention entropy (nats) of that pass over layers and
     heads (each head's entropy averaged over the batch and the query positions; a
     uniform causal head has ``mean_t ln(t + 1)``), and ``qk_gain`` the largest
@@ -612,6 +612,7 @@ def train_grid(
     weight_decay=0.0,
     decay="cosine",
     eval_batch=512,
+    device="cpu",
 ) -> tuple[TrainResult, ...]:
     """Train one model per (learning rate, warmup, seed) at once, vectorized over the runs.
 
@@ -652,6 +653,11 @@ def train_grid(
         Learning-rate decay after warmup (see :func:`lr_schedule`).
     eval_batch : int, keyword-only
         Size of the held-out batch (the same sequences for every run).
+    device : str or torch.device, keyword-only
+        Where the runs are trained (default ``"cpu"``, the setting of every chapter).
+        The weights and batches are drawn on the CPU (numpy) and moved there, so a run
+        starts from the same weights and sees the same data on any device; its
+        floating-point results follow that device's kernels.
 
     Returns
     -------
@@ -689,10 +695,17 @@ def train_grid(
     )
     if max(warmups) > steps:
         raise ValueError(f"warmup_steps must be <= steps; got warmup {max(warmups)} with steps={steps}")
+    try:
+        dev = torch.device(device)
+    except (TypeError, RuntimeError) as exc:
+        raise ValueError(f"device must name a torch device such as 'cpu' or 'cuda:0'; got {device!r}") from exc
     runs = list(product(lrs, warmups, seeds))
     E = len(runs)
     kw = dict(width=width, heads=heads, vocab=vocab, seq_len=seq_len, qk_norm=qk_norm, init=init)
     models = {s: TinyTransformer(placement, depth, seed=s, **kw) for s in seeds}
+    if dev.type != "cpu":
+        for model in models.values():
+            model.to(dev)
     params, buffers = stack_module_state([models[s] for _, _, s in runs])
     names = list(params)
     base = models[seeds[0]]
@@ -709,7 +722,7 @@ def train_grid(
     data_rngs = [np.random.default_rng([s, 1]) for s in seeds]
     m_state = {n: torch.zeros_like(params[n]) for n in names}
     v_state = {n: torch.zeros_like(params[n]) for n in names}
-    active = torch.ones(E, dtype=torch.bool)
+    active = torch.ones(E, dtype=torch.bool, device=dev)
     rec = {k: np.full((E, steps), np.nan) for k in ("loss", "grad_norm", "max_logit", "lr", "entropy", "gain")}
     gain_names = [(f"blocks.{i}.attn.q_norm.weight", f"blocks.{i}.attn.k_norm.weight") for i in range(depth)]
     b1, b2 = _BETAS
@@ -718,6 +731,8 @@ def train_grid(
         data = [reversal_task(batch, seq_len=seq_len, vocab=vocab, rng=r) for r in data_rngs]
         tokens = torch.stack([d[0] for d in data])[seed_index]
         mask = torch.stack([d[1] for d in data])[seed_index]
+        if dev.type != "cpu":
+            lr_t, tokens, mask = lr_t.to(dev), tokens.to(dev), mask.to(dev)
         for n in names:
             params[n].grad = None
         losses, (max_logit, min_entropy) = batched(params, buffers, tokens, mask)
@@ -726,18 +741,19 @@ def train_grid(
             sq = sum(params[n].grad.flatten(1).pow(2).sum(1) for n in names)
             gnorm = sq.sqrt()
             finite = torch.isfinite(losses.detach()) & torch.isfinite(gnorm)
-            rec["loss"][:, t] = np.where(finite.numpy() & active.numpy(), losses.detach().numpy(), np.nan)
-            rec["grad_norm"][:, t] = np.where(finite.numpy() & active.numpy(), gnorm.numpy(), np.nan)
-            rec["max_logit"][:, t] = np.where(active.numpy(), max_logit.numpy(), np.nan)
-            rec["lr"][:, t] = np.where(active.numpy(), lr_t.numpy(), np.nan)
-            rec["entropy"][:, t] = np.where(active.numpy(), min_entropy.numpy(), np.nan)
+            ok_np, active_np = finite.cpu().numpy(), active.cpu().numpy()
+            rec["loss"][:, t] = np.where(ok_np & active_np, losses.detach().cpu().numpy(), np.nan)
+            rec["grad_norm"][:, t] = np.where(ok_np & active_np, gnorm.cpu().numpy(), np.nan)
+            rec["max_logit"][:, t] = np.where(active_np, max_logit.cpu().numpy(), np.nan)
+            rec["lr"][:, t] = np.where(active_np, lr_t.cpu().numpy(), np.nan)
+            rec["entropy"][:, t] = np.where(active_np, min_entropy.cpu().numpy(), np.nan)
             if qk_norm:  # the QK-Norm bound's factor max|g_q|·max|g_k| (largest layer), before this step's update
                 gain = torch.stack([params[a].abs().amax(1) * params[b].abs().amax(1) for a, b in gain_names]).amax(0)
-                rec["gain"][:, t] = np.where(active.numpy(), gain.numpy(), np.nan)
+                rec["gain"][:, t] = np.where(active_np, gain.cpu().numpy(), np.nan)
             active &= finite
-            coef = torch.ones(E) if clip is None else (clip / (gnorm + 1e-6)).clamp(max=1.0)
-            coef = torch.where(active, coef, torch.zeros(E))
-            lr_t = torch.where(active, lr_t, torch.zeros(E)).to(params[names[0]].dtype)
+            coef = torch.ones(E, device=dev) if clip is None else (clip / (gnorm + 1e-6)).clamp(max=1.0)
+            coef = torch.where(active, coef, torch.zeros(E, device=dev))
+            lr_t = torch.where(active, lr_t, torch.zeros(E, device=dev)).to(params[names[0]].dtype)
             c1, c2 = 1.0 - b1 ** (t + 1), 1.0 - b2 ** (t + 1)
             for n in names:
                 shape = (E,) + (1,) * (params[n].ndim - 1)
@@ -749,6 +765,7 @@ def train_grid(
                 denom = (v_state[n].sqrt() / math.sqrt(c2)).add_(_ADAM_EPS)
                 params[n].sub_(lr_t.view(shape) / c1 * m_state[n] / denom)
     eval_tokens, eval_mask = reversal_task(eval_batch, seq_len=seq_len, vocab=vocab, rng=np.random.default_rng(_EVAL_SEED))
+    eval_tokens, eval_mask = eval_tokens.to(dev), eval_mask.to(dev)
 
     def member_eval(p, b):
         logits = functional_call(base, (p, b), (eval_tokens[:, :-1],))
@@ -757,7 +774,8 @@ def train_grid(
         return (nll * eval_mask).sum() / eval_mask.sum(), hit.sum() / eval_mask.sum()
 
     with torch.no_grad():
-        final_loss, final_acc = vmap(member_eval)(params, buffers)
+        final_loss, final_acc = (v.cpu() for v in vmap(member_eval)(params, buffers))
+        active = active.cpu()
     results = []
     for e, (lr, w, s) in enumerate(runs):
         ok = bool(active[e]) and math.isfinite(float(final_loss[e]))
@@ -897,17 +915,28 @@ def _train_grid_job(job: dict):
     return train_grid(**job)
 
 
-def train_grids(jobs, *, processes=2, threads=1) -> list:
-    """Run several :func:`train_grid` calls, spread over worker processes.
+def train_grids(jobs, *, processes=2, threads=1, executor=None, device=None) -> list:
+    """Run several :func:`train_grid` calls, spread over worker processes or any executor.
 
     Parameters
     ----------
     jobs : sequence of dict
         Keyword arguments of one :func:`train_grid` call each (including ``placement``).
     processes : int, keyword-only
-        Worker processes (1: run in this process, one job after the other).
+        Worker processes of the default pool (1: run in this process, one job after the
+        other). Ignored when ``executor`` is given.
     threads : int, keyword-only
-        torch threads per worker process (ignored when ``processes == 1``).
+        torch threads per worker process of the default pool (ignored when
+        ``processes == 1`` or ``executor`` is given).
+    executor : concurrent.futures.Executor, optional, keyword-only
+        Where to run the jobs instead of the default pool: any object with the
+        ``submit`` method of :class:`concurrent.futures.Executor` whose futures have
+        ``result()`` (a ``ThreadPoolExecutor``, a ``ProcessPoolExecutor``, a Dask
+        ``distributed.Client``'s ``get_executor()``, Ray's ``ray.util.multiprocessing``
+        pool wrapped in an executor, ...). The caller owns it: it is not shut down here.
+    device : str or torch.device, optional, keyword-only
+        Passed to every job as ``train_grid(..., device=device)`` (a job's own
+        ``device`` key wins). None: each job's own setting (default ``"cpu"``).
 
     Returns
     -------
@@ -917,7 +946,8 @@ def train_grids(jobs, *, processes=2, threads=1) -> list:
     Raises
     ------
     TypeError
-        A job that is not a mapping, or non-integer counts.
+        A job that is not a mapping, an ``executor`` without ``submit``, or non-integer
+        counts.
     ValueError
         ``processes`` or ``threads`` < 1, or a job that :func:`train_grid` rejects.
 
@@ -925,10 +955,23 @@ def train_grids(jobs, *, processes=2, threads=1) -> list:
     -----
     Small batched models use one core well and many threads badly, so a chapter gets
     more from two processes with one thread each than from one process with two
-    threads. The workers are started with the ``spawn`` method (safe after torch has
-    started threads) and each result is the same as ``train_grid(**job)`` in a process
-    with ``threads`` torch threads. Used by the chapter "Warmup and learning rates"
-    (``book/warmup-lr.md``).
+    threads. The default workers are started with the ``spawn`` method (safe after
+    torch has started threads) and each result is the same as ``train_grid(**job)`` in
+    a process with ``threads`` torch threads. A job is a plain dict and the function
+    that runs it is importable (``normlib.transformer``), so any executor that can
+    pickle a call can run it on other machines; set the torch threads of those workers
+    there. Used by the chapter "Warmup and learning rates" (``book/warmup-lr.md``).
+
+    Examples
+    --------
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> from normlib.transformer import train_grids
+    >>> jobs = [dict(placement=p, depth=1, lrs=1e-3, width=8, heads=2, steps=2, batch=4,
+    ...              eval_batch=8) for p in ("pre", "post")]
+    >>> with ThreadPoolExecutor(max_workers=2) as pool:
+    ...     results = train_grids(jobs, executor=pool)
+    >>> [r[0].placement for r in results]
+    ['pre', 'post']
     """
     processes = check_int(processes, "processes")
     threads = check_int(threads, "threads")
@@ -936,6 +979,15 @@ def train_grids(jobs, *, processes=2, threads=1) -> list:
     for j in jobs:
         if not isinstance(j, dict):
             raise TypeError(f"each job must be a dict of train_grid keyword arguments; got {type(j).__name__}")
+    if device is not None:
+        jobs = [{"device": device, **j} for j in jobs]
+    if executor is not None:
+        if not callable(getattr(executor, "submit", None)):
+            raise TypeError(
+                f"executor must be a concurrent.futures.Executor (an object with submit); got {type(executor).__name__}"
+            )
+        futures = [executor.submit(_train_grid_job, j) for j in jobs]
+        return [f.result() for f in futures]
     if processes == 1 or len(jobs) <= 1:
         return [train_grid(**j) for j in jobs]
     import multiprocessing

@@ -16,11 +16,24 @@ the book's execution cache (``_build/.jupyter_cache``, the cache MyST-NB reads i
 cache carries the normlib fingerprint it was made with (see
 ``_ext/normlib_cache_guard.py``), so a cache from an older normlib is emptied before it
 is written to or read. nbval's checks are unchanged: a chapter that fails is not cached.
+
+Three guards: the chapters' kernels must import this checkout's normlib (checked once,
+in a subprocess with the kernels' environment, before the first chapter runs); no code
+path may reach a model hub (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` are set here, and
+the kernels inherit them); a hung cell fails after ``CELL_TIMEOUT`` seconds
+and any other test after ``TEST_TIMEOUT`` (``SLOW_TIMEOUT`` if marked slow; pytest-timeout markers added at collection;
+``--timeout`` on the command line overrides neither). A
+failing cell is reported by its line in the ``.md`` file and its section, not by
+nbval's 0-based code-cell index alone.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +41,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BOOK_DIR = (ROOT / "book").resolve()
 CACHE_DIR = ROOT / "_build" / ".jupyter_cache"
+CELL_TIMEOUT = 900  # seconds per chapter cell (the longest training cell takes about 3 minutes)
+TEST_TIMEOUT = 300  # seconds per unit test (pytest-timeout)
+SLOW_TIMEOUT = 900  # seconds per test marked slow (e.g. test_rebuilds.py: several small book builds)
+
+# every chapter and test that imports transformers builds its models from configurations
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def _is_chapter(path: Path) -> bool:
@@ -35,6 +55,54 @@ def _is_chapter(path: Path) -> bool:
         return False
     head = path.read_text(encoding="utf-8")[:2000]
     return head.startswith("---") and "jupytext:" in head and "kernelspec:" in head
+
+
+_KERNEL_NORMLIB: list[str] = []
+
+
+def kernel_normlib() -> Path:
+    """The normlib a chapter's kernel imports: same interpreter, environment and directory."""
+    if not _KERNEL_NORMLIB:
+        out = subprocess.run(
+            [sys.executable, "-c", "import normlib; print(normlib.__file__)"],
+            cwd=BOOK_DIR, env=os.environ.copy(), capture_output=True, text=True, timeout=120,
+        )
+        if out.returncode != 0:
+            raise pytest.UsageError(
+                f"the chapters' kernels cannot import normlib: {out.stderr.strip()[-500:]}\n"
+                f"run through make (it sets PYTHONPATH={ROOT}) or `pip install -e .`"
+            )
+        _KERNEL_NORMLIB.append(out.stdout.strip())
+    return Path(_KERNEL_NORMLIB[0]).resolve()
+
+
+def check_kernel_normlib() -> None:
+    """Refuse to run a chapter whose kernel would import another checkout's normlib."""
+    found = kernel_normlib()
+    if not found.is_relative_to(ROOT.resolve()):
+        raise pytest.UsageError(
+            f"the chapters' kernels import normlib from {found}, not from this checkout ({ROOT}); "
+            f"set PYTHONPATH={ROOT} (make does) or re-run `pip install -e .` here"
+        )
+
+
+def cell_locations(path: Path) -> list[tuple[int, str]]:
+    """(1-based line, section title) of every code cell of a MyST chapter, in order."""
+    out, section = [], ""
+    fence = None
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if fence is None:
+            m = re.match(r"^(`{3,})\{code-cell\}", line)
+            if m:
+                out.append((n, section))
+                fence = m.group(1)
+                continue
+            h = re.match(r"^#{1,6}\s+(.+?)\s*$", line)
+            if h:
+                section = h.group(1)
+        elif line.strip() == fence:
+            fence = None
+    return out
 
 
 def _cache_guard():
@@ -84,6 +152,7 @@ class MystChapterCollector:
         opt = parent.config.option
         if not (getattr(opt, "nbval", False) or getattr(opt, "nbval_lax", False)):
             return None
+        check_kernel_normlib()
         return _chapter_file_class().from_parent(parent, path=file_path)
 
 
@@ -117,11 +186,31 @@ def _chapter_file_class():
                     items = list(super().collect())
                 finally:
                     nbval_plugin.nbformat.read = original
+                locations = cell_locations(Path(self.path))
+                rel = Path(self.path).resolve().relative_to(ROOT)
+                for item in items:
+                    item.add_marker(pytest.mark.timeout(CELL_TIMEOUT))
+                    if item.cell_num < len(locations):
+                        line, section = locations[item.cell_num]
+                        where = f"{rel}:{line} (code cell {item.cell_num}, section “{section}”)"
+                        item.md_location = where
+                        item.reportinfo = (lambda w=where, ln=line: (self.path, ln - 1, w))
+                        original_repr = item.repr_failure
+                        item.repr_failure = (lambda excinfo, w=where, r=original_repr: f"at {w}\n" + r(excinfo))
                 self.cell_items = items
                 yield from items
 
         _CLASS = MystChapterFile
     return _CLASS
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test without its own timeout marker gets TEST_TIMEOUT, or SLOW_TIMEOUT when marked slow
+    (chapter cells have CELL_TIMEOUT)."""
+    for item in items:
+        if item.get_closest_marker("timeout") is None:
+            slow = item.get_closest_marker("slow") is not None
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT if slow else TEST_TIMEOUT))
 
 
 def pytest_configure(config):

@@ -286,7 +286,7 @@ def test_normlib_dependency_pins_are_loose():
     assert exact == [], f"exact or capped pins in pyproject.toml: {exact}"
 
 
-@pytest.mark.parametrize("name", ["norms", "invariance", "timing", "stack", "attention"])
+@pytest.mark.parametrize("name", ["norms", "invariance", "timing", "stack", "attention", "transformer"])
 def test_docstring_examples_run(name):
     """The Examples sections are doctests: they run and print what they claim."""
     mod = _module(name)

@@ -4,8 +4,11 @@ These tests read ``_build/html`` and are marked ``rendered``: ``make test`` leav
 out (it runs before any build), and ``.ci/run`` runs them after ``make book`` with
 Debian's Chromium installed: ``pytest -m rendered tests/test_rendered_book.py``.
 Every page must load with no network, typeset every formula, decode every image and log
-no console error; chapter pages must offer their executed notebook; exercises must come
-with their solutions.
+no console error; no page and no download may show stderr output, a Python warning or a
+path of the build machine; chapter pages must offer their executed notebook, which reads
+in Jupyter as the page does (figures as ``image/png``, glued numbers in the markdown);
+exercises must come with their solutions. The browser is Debian's Chromium driven by
+Playwright (``_ext/browser.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
-from browser import Browser, find_chromium  # noqa: E402  (_ext/browser.py)
+from browser import chromium, find_chromium, open_page  # noqa: E402  (_ext/browser.py)
 
 HTML = ROOT / "_build" / "html"
 BOOK = ROOT / "book"
@@ -61,11 +64,18 @@ def test_no_page_loads_scripts_or_styles_from_the_network():
     assert not bad, "external resources:\n" + "\n".join(bad)
 
 
-def test_mathjax_is_local():
-    """MathJax is loaded from _static (copied from the PyPI package django-static-mathjax), never from a CDN."""
+def test_mathjax_is_local_and_only_what_the_pages_load():
+    """MathJax is loaded from _static (copied from the PyPI package sphinx-mathjax-offline), never from a CDN.
+
+    Only the component the pages load, its fonts and its TeX extensions are copied
+    (the browser test below fails on any file a page asks for and does not find).
+    """
     text = (HTML / "book" / "rmsnorm.html").read_text(encoding="utf-8")
     assert re.search(r'<script[^>]+src="\.\./_static/mathjax/tex-chtml\.js', text)
-    assert (HTML / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    mathjax = HTML / "_static" / "mathjax"
+    assert (mathjax / "tex-chtml.js").is_file()
+    size = sum(f.stat().st_size for f in mathjax.rglob("*") if f.is_file())
+    assert size < 4e6, f"MathJax takes {size / 1e6:.1f} MB of the site; the pages need about 2 MB"
 
 
 def test_rmsnorm_chapter_shows_the_article_numbers_from_execution():
@@ -86,7 +96,10 @@ def test_every_chapter_offers_its_executed_notebook(page):
     assert target.resolve().is_file(), f"{m.group(1)} does not exist in the built site"
     nb = json.loads(target.read_text(encoding="utf-8"))
     n_out = sum(len(c.get("outputs", [])) for c in nb["cells"] if c["cell_type"] == "code")
-    assert n_out > 0, f"{target.name} has no outputs: it would open unexecuted"
+    # a chapter whose every output is glued has them substituted into its markdown instead
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    glued_in = "{glue" in _source(page) and "{glue" not in markdown
+    assert n_out > 0 or glued_in, f"{target.name} has no outputs: it would open unexecuted"
     assert re.search(r'<a href="[^"]+\.md"[^>]*download-source-button', text), f"{page}.html has no .md download"
 
 
@@ -103,7 +116,7 @@ def test_exercises_come_with_their_solutions(page):
 
 @pytest.fixture(scope="module")
 def browser():
-    with Browser() as b:
+    with chromium() as b:
         yield b
 
 
@@ -118,35 +131,140 @@ _PAGE_REPORT = """(() => {
   const article = document.querySelector('article') || document.body;
   const copy = article.cloneNode(true);
   copy.querySelectorAll('pre, code, script, style, mjx-container, .math, .cell_input').forEach(e => e.remove());
-  return {n_math: maths.length, untyped, merror, images, prose: copy.textContent};
+  const stderr = [...document.querySelectorAll('.output.stderr, .stderr')].map(e => e.textContent.slice(0, 200));
+  return {n_math: maths.length, untyped, merror, images, prose: copy.textContent, stderr,
+          text: article.textContent};
 })()"""
+
+# a Python warning as the warnings module prints it ("…/auto.py:21: TqdmWarning: IProgress not found")
+_WARNING = re.compile(r"\b[A-Z]\w*Warning: |\bwarnings\.warn\(")
+
+
+def _build_paths() -> list[str]:
+    """Absolute paths of this machine that a page or a download must never show."""
+    paths = {str(ROOT), str(ROOT.resolve()), sys.prefix, str(Path(sys.prefix).resolve()), sys.base_prefix}
+    home = Path.home()
+    if str(home) not in ("/", ""):
+        paths.add(str(home) + "/")
+    return sorted(p for p in paths if len(p) > 1)
+
+
+# an absolute path into an installed environment, on any machine ("/…/lib/python3.11/site-packages/")
+_SITE_PACKAGES = re.compile(r"(?:/[\w.+-]+)+/site-packages/")
+
+
+def _leaks(text: str) -> list[str]:
+    """Build-machine paths and Python warnings in ``text``."""
+    found = [p for p in _build_paths() if p in text]
+    found += sorted(set(m.group(0) for m in _SITE_PACKAGES.finditer(text)))
+    found += sorted(set(m.group(0) for m in _WARNING.finditer(text)))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES + ["index"])
+def test_no_page_shows_stderr_warnings_or_build_paths(page):
+    """No stderr output cell, no Python warning, no path of the build machine in a page's HTML."""
+    text = (HTML / f"{page}.html").read_text(encoding="utf-8")
+    stderr = re.findall(r'class="[^"]*\boutput stderr\b', text)
+    assert not stderr, f"{page}: {len(stderr)} stderr output cells"
+    leaks = _leaks(text)
+    assert not leaks, f"{page}: shows {leaks}"
+
+
+def _download(page: str) -> dict:
+    return json.loads((HTML / "_sources" / f"{page}.ipynb").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if _is_notebook(p)])
+def test_no_download_shows_stderr_warnings_or_build_paths(page):
+    """The executed .ipynb carries no stderr stream, no warning and no build-machine path."""
+    nb = _download(page)
+    stderr = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("name") == "stderr"]
+    assert not stderr, f"{page}.ipynb: stderr output: {[''.join(o['text'])[:200] for o in stderr]}"
+    leaks = _leaks(json.dumps(nb, ensure_ascii=False).replace("\\/", "/"))
+    assert not leaks, f"{page}.ipynb shows {leaks}"
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if _is_notebook(p)])
+def test_download_reads_in_jupyter_as_the_page_does(page):
+    """Figures are plain image/png, every glued number is in the markdown, no MyST syntax is left."""
+    import nbformat
+
+    nb = _download(page)
+    nbformat.validate(nbformat.from_dict(nb))
+    source = _source(page)
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "normlib-" in "".join(nb["cells"][0]["source"]) and "pip install" in "".join(nb["cells"][0]["source"])
+    left = re.findall(r"\{glue[:\w]*\}`[^`]*`|^(?:`{3,}|:{3,})\{[\w:-]+\}.*$|^\([\w.:-]+\)=$", markdown, flags=re.M)
+    assert not left, f"{page}.ipynb: MyST syntax Jupyter does not render: {left[:5]}"
+    n_figures = len(re.findall(r"^(?:`{3,}|:{3,})\{glue:figure\}", source, flags=re.M))
+    pngs = [a for c in nb["cells"] for a in c.get("attachments", {}).values() if "image/png" in a]
+    assert len(pngs) == n_figures, f"{page}.ipynb: {len(pngs)} figures as image/png, the page has {n_figures}"
+    unrendered = [k for c in nb["cells"] for o in c.get("outputs", []) for k in o.get("data", {}) if "papermill.record" in k]
+    assert not unrendered, f"{page}.ipynb: outputs Jupyter cannot render: {sorted(set(unrendered))}"
+
+
+def test_rmsnorm_download_has_the_glued_numbers_in_its_markdown():
+    """The article's numbers, pasted from execution on the page, are in the download's text too."""
+    nb = _download("book/rmsnorm")
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    for number in ("0.0189", "3.7342", "1.58e-05"):
+        assert number in markdown, f"{number} is not in rmsnorm.ipynb's markdown"
+
+
+def test_the_site_carries_the_normlib_wheel_and_its_requirements():
+    """The download page's links resolve; the wheel ships the claims registry."""
+    import zipfile
+
+    text = (HTML / "book" / "download.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="(\.\./downloads/[^"]+)"', text)
+    assert any(l.endswith(".whl") for l in links) and any(l.endswith(".txt") for l in links), links
+    for link in links:
+        assert (HTML / "book" / link).resolve().is_file(), f"download.html links {link}, which is not on the site"
+    wheel = next((HTML / "book" / l).resolve() for l in links if l.endswith(".whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "normlib/claims.toml" in names and "normlib/norms.py" in names
+    reqs = (HTML / "downloads" / "requirements-chapter.txt").read_text(encoding="utf-8")
+    assert re.search(r"^torch==2\.13\.0$", reqs, flags=re.M), "the chapter requirements pin torch 2.13.0"
+
+
+def test_api_reference_documents_normlib():
+    """The appendix page generated by autodoc has normlib's functions, and search knows them."""
+    text = (HTML / "book" / "api.html").read_text(encoding="utf-8")
+    for name in ("normlib.norms.layer_norm_vjp", "normlib.transformer.train_grids", "normlib.claims.check"):
+        assert f'id="{name}"' in text, f"api.html does not document {name}"
+    assert re.search(r"are not\s+returned", text) and re.search(r"is not\s+returned", text)  # what the VJPs leave out
+    index = (HTML / "searchindex.js").read_text(encoding="utf-8")
+    assert "layer_norm_vjp" in index
 
 
 @needs_browser
 @pytest.mark.parametrize("page", PAGES + ["index"])
 def test_page_renders_in_a_real_browser(browser, page):
-    """Headless Chromium, offline: every formula typeset, every image decoded, no console error."""
-    browser.open((HTML / f"{page}.html").as_uri())
-    r = browser.evaluate(_PAGE_REPORT)
-    assert r["untyped"] == 0 and r["merror"] == 0, f"{page}: {r['untyped']} of {r['n_math']} formulas not typeset, {r['merror']} MathJax errors"
-    assert not r["images"], f"{page}: images that did not decode: {r['images']}"
-    raw = sorted(set(_RAW_TEX.findall(r["prose"])))
-    assert not raw, f"{page}: raw TeX in the prose: {raw}"
-    assert not browser.errors, f"{page}: console errors: {browser.errors}"
+    """Headless Chromium, offline: every formula typeset, every image decoded, no console error, no stderr."""
+    with open_page(browser, (HTML / f"{page}.html").as_uri()) as (tab, log):
+        r = tab.evaluate(_PAGE_REPORT)
+        assert r["untyped"] == 0 and r["merror"] == 0, f"{page}: {r['untyped']} of {r['n_math']} formulas not typeset, {r['merror']} MathJax errors"
+        assert not r["images"], f"{page}: images that did not decode: {r['images']}"
+        raw = sorted(set(_RAW_TEX.findall(r["prose"])))
+        assert not raw, f"{page}: raw TeX in the prose: {raw}"
+        assert not r["stderr"], f"{page}: stderr output shown: {r['stderr']}"
+        leaks = _leaks(r["text"])
+        assert not leaks, f"{page}: the page shows {leaks}"
+        assert not log.errors, f"{page}: console errors: {log.errors}"
 
 
 @needs_browser
 def test_search_works_offline(browser):
     """The built-in search finds a chapter from the local index, with no network."""
-    import time
-
-    browser.open((HTML / "search.html").as_uri() + "?q=RMSNorm")
-    deadline = time.monotonic() + 30
-    hits = []
-    while time.monotonic() < deadline:
-        hits = browser.evaluate("[...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
-        if hits:
-            break
-        time.sleep(0.2)
-    assert any("rmsnorm" in h for h in hits), f"search for RMSNorm found {hits}"
-    assert not browser.errors, f"search page: console errors: {browser.errors}"
+    with open_page(browser, (HTML / "search.html").as_uri() + "?q=RMSNorm") as (tab, log):
+        try:
+            tab.wait_for_function(
+                "[...document.querySelectorAll('#search-results li a')].some(a => a.getAttribute('href').includes('rmsnorm'))",
+                timeout=30_000,
+            )
+        except Exception:
+            pass
+        hits = tab.evaluate("[...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
+        assert any("rmsnorm" in h for h in hits), f"search for RMSNorm found {hits}"
+        assert not log.errors, f"search page: console errors: {log.errors}"

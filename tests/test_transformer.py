@@ -512,6 +512,41 @@ def test_train_grids_in_worker_processes_equal_in_process_runs():
         tf.train_grids([("post",)])
 
 
+def test_train_grids_on_any_executor_and_device():
+    """A thread executor (the caller's) gives the serial results in job order; device reaches every job."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    jobs = [dict(placement=p, lrs=(2e-3,), seeds=(0,), **GRID) for p in ("post", "pre")]
+    serial = tf.train_grids(jobs, processes=1)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        threaded = tf.train_grids(jobs, executor=pool, device="cpu")
+        assert not pool._shutdown  # the caller owns the executor
+    for a_runs, b_runs in zip(serial, threaded):
+        for a, b in zip(a_runs, b_runs):
+            assert a.placement == b.placement
+            np.testing.assert_allclose(a.loss, b.loss, rtol=1e-5)
+
+    class Recording:
+        """The smallest executor: runs each call at submit, records the jobs."""
+
+        def __init__(self):
+            self.jobs = []
+
+        def submit(self, fn, job):
+            self.jobs.append(job)
+            f = Future()
+            f.set_result(fn(job))
+            return f
+
+    rec = Recording()
+    tf.train_grids(jobs[:1], executor=rec, device="cpu")
+    assert rec.jobs[0]["device"] == "cpu"
+    with pytest.raises(TypeError, match="Executor"):
+        tf.train_grids(jobs, executor=object())
+    with pytest.raises(ValueError, match="device"):
+        tf.train_grid("post", lrs=1e-3, device="no-such-device", **GRID)
+
+
 def test_first_update_norm_of_a_parameter_subset():
     """Updating only some parameters: by hand, and the pieces are additive to first order in η."""
     model = TinyTransformer("deepnorm", 3, width=16, heads=2, vocab=7, seq_len=6, seed=1).double()

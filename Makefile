@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-$(REQ_HASH)
 # pytest-xdist workers for `make test` (chapters are distributed whole, one per worker)
 JOBS   ?= 2
 
-.PHONY: help setup book test chapter pdf bench bench-build determinism clean
+.PHONY: help setup book test chapter pdf bench bench-build determinism determinism-kernels clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes every chapter)"
@@ -18,6 +18,7 @@ help:
 	@echo "make chapter CH=rmsnorm   run one chapter under nbval"
 	@echo "make pdf      the whole book as one PDF (_build/pdf/book.pdf; needs chromium)"
 	@echo "make determinism   two cold builds must glue identical values (slow)"
+	@echo "make determinism-kernels   every chapter under default and AVX2 kernels (slow)"
 	@echo "make bench    run the benchmark scripts (speed and memory figures)"
 	@echo "make bench-build   build-time figures: cold/warm book, make test, per chapter"
 
@@ -56,6 +57,11 @@ bench-build: setup
 
 determinism: setup
 	$(BIN)/python _ext/glued_values.py determinism
+
+# every chapter executed with the default and with AVX2/Haswell floating-point kernels:
+# all checks must pass under both, and a glued value that moves must be labelled
+determinism-kernels: setup
+	$(BIN)/python _ext/glued_values.py kernels
 
 clean:
 	rm -rf _build

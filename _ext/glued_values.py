@@ -10,18 +10,32 @@ Usage::
     python _ext/glued_values.py extract [BUILD_DIR] > values.json
     python _ext/glued_values.py compare A.json B.json
     python _ext/glued_values.py determinism        # what `make determinism` runs
+    python _ext/glued_values.py kernels book/a.md …  # what `make determinism-kernels` runs
 
 ``determinism`` builds the book twice from a cold start (no execution cache, no
 doctrees), extracts the glued values of each build and compares them. Values glued with
 ``machine_dependent=True`` (timings) are reported but allowed to differ; any other
 difference fails. Figures are compared by a hash of their image data.
+
+``kernels`` executes each given chapter twice, at the same time, with this machine's
+default floating-point kernels and with PyTorch's AVX2 and OpenBLAS's Haswell kernels
+(``ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell``, what a reader's laptop may use).
+Both executions must pass every claim check, and every glued number that differs by more
+than 0.1% (relative) between them, or glued string that differs, must be glued as
+machine-dependent. Figures are not compared (a pixel may move).
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import os
+import re
 import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 import subprocess
 import sys
 from pathlib import Path
@@ -140,6 +154,82 @@ def report(first: dict, second: dict) -> int:
     return 1 if bad else 0
 
 
+KERNEL_SETS = {
+    "default": {},
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "OPENBLAS_CORETYPE": "Haswell"},
+}
+#: relative difference above which a glued number counts as machine-dependent
+REL_TOL = 1e-3
+
+
+def execute(md: Path, env_extra: dict, out: Path) -> tuple[bool, float, str]:
+    """Execute one chapter with extra environment variables; (ok, seconds, error tail)."""
+    jupytext = Path(sys.executable).parent / "jupytext"
+    env = dict(os.environ, **env_extra)
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [str(jupytext), "--to", "ipynb", "--execute", "--run-path", str(md.parent), "-o", str(out), str(md)],
+        env=env, capture_output=True, text=True,
+    )
+    err = re.sub(r"\x1b\[[0-9;]*m", "", proc.stderr or "")
+    return proc.returncode == 0, time.perf_counter() - t0, err[-2000:]
+
+
+def _parse(value: str):
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return value
+
+
+def kernel_differences(a: dict, b: dict) -> list[str]:
+    """Glued values of one chapter that differ between two kernel sets and are not labelled."""
+    bad = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if x is None or y is None:
+            bad.append(f"{key}: glued in one execution only")
+            continue
+        if x["machine_dependent"] or y["machine_dependent"]:
+            continue
+        if x["value"].startswith("image/") or y["value"].startswith("image/"):
+            continue
+        u, v = _parse(x["value"]), _parse(y["value"])
+        numeric = all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in (u, v))
+        if numeric:
+            scale = max(abs(u), abs(v))
+            if abs(u - v) > REL_TOL * scale:
+                bad.append(f"{key}: {u!r} vs {v!r} (relative {abs(u - v) / scale:.2g})")
+        elif u != v:
+            bad.append(f"{key}: {x['value']!r} vs {y['value']!r}")
+    return bad
+
+
+def kernels(paths: list[Path]) -> int:
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="kernels-") as tmp:
+        for md in paths:
+            outs = {name: Path(tmp) / f"{md.stem}.{name}.ipynb" for name in KERNEL_SETS}
+            with ThreadPoolExecutor(len(KERNEL_SETS)) as pool:
+                runs = dict(zip(KERNEL_SETS, pool.map(lambda n: execute(md, KERNEL_SETS[n], outs[n]), KERNEL_SETS)))
+            for name, (ok, secs, err) in runs.items():
+                print(f"{md.name} [{name}]: {'passed' if ok else 'FAILED'} in {secs:.0f} s", flush=True)
+                if not ok:
+                    print(err)
+                    failures += 1
+            if not all(ok for ok, _, _ in runs.values()):
+                continue
+            glued = {n: glued_in_notebook(json.loads(outs[n].read_text(encoding="utf-8"))) for n in KERNEL_SETS}
+            bad = kernel_differences(glued["default"], glued["avx2"])
+            n_md = sum(g["machine_dependent"] for g in glued["default"].values())
+            print(f"{md.name}: {len(glued['default'])} glued values, {n_md} labelled machine-dependent, "
+                  f"{len(bad)} unlabelled value(s) differ by more than {REL_TOL:.1%}")
+            for line in bad:
+                print("  DIFFERS:", line)
+            failures += bool(bad)
+    return 1 if failures else 0
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         raise SystemExit(__doc__)
@@ -156,6 +246,11 @@ def main(argv: list[str]) -> int:
         return 1 if bad else 0
     if cmd == "determinism":
         return determinism()
+    if cmd == "kernels":
+        paths = [Path(a).resolve() for a in args] or sorted(
+            p for p in (ROOT / "book").glob("*.md") if "jupytext:" in p.read_text(encoding="utf-8")[:2000]
+        )
+        return kernels(paths)
     raise SystemExit(__doc__)
 
 

@@ -12,7 +12,7 @@ import html
 
 from .claims import CheckResult, check
 
-__all__ = ["verify", "glue_value", "shown_key", "CheckTable"]
+__all__ = ["verify", "glue_value", "glue_phrase", "glue_quoted", "shown_key", "CheckTable"]
 
 
 def glue_value(key: str, value, *, display: bool = False, machine_dependent: bool = False):
@@ -58,6 +58,77 @@ def glue_value(key: str, value, *, display: bool = False, machine_dependent: boo
         metadata["normlib"] = {"machine_dependent": True}
     ipy_display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
     return value
+
+
+def glue_phrase(key: str, condition, if_true: str, if_false: str) -> str:
+    """Glue the wording that the data support, so a comparison in the prose cannot go stale.
+
+    Parameters
+    ----------
+    key : str
+        The glue key; the prose writes ``{glue:text}`key:s```.
+    condition : bool
+        The comparison, computed from the measured values (e.g. ``lo_a > hi_b``).
+    if_true, if_false : str
+        The wording when the condition holds and when it does not.
+
+    Returns
+    -------
+    str
+        The glued wording.
+
+    Raises
+    ------
+    TypeError
+        ``condition`` is not a bool (a numpy bool is accepted), or a wording is not a str.
+
+    Notes
+    -----
+    A sentence that compares or ranks measured values ("A is below B", "the intervals
+    overlap") is either written with this helper or guarded by a check that fails when the
+    data stop supporting it. See CONTRIBUTING.md.
+    """
+    import numpy as np
+
+    if not isinstance(condition, (bool, np.bool_)):
+        raise TypeError(f"glue_phrase({key!r}): condition must be a bool; got {type(condition).__name__}")
+    if not isinstance(if_true, str) or not isinstance(if_false, str):
+        raise TypeError(f"glue_phrase({key!r}): both wordings must be str")
+    return glue_value(key, if_true if bool(condition) else if_false)
+
+
+def glue_quoted(chapter: str) -> dict:
+    """Glue every number that ``claims.toml`` quotes from the article or a paper for a chapter.
+
+    Parameters
+    ----------
+    chapter : str
+        A chapter name (``"rmsnorm"``); every ``[quoted."q_..."]`` entry whose ``chapter``
+        is this one is glued under its key, as the string printed in the source.
+
+    Returns
+    -------
+    dict
+        ``{key: value}`` of the glued strings.
+
+    Raises
+    ------
+    KeyError
+        No quoted number is registered for ``chapter``.
+
+    Notes
+    -----
+    The prose writes ``{glue:text}`q_name:s```, so the article's numbers in the prose and in
+    the claims ledger come from one place. See :func:`normlib.claims.quoted_numbers`.
+    """
+    from .claims import quoted_numbers
+
+    mine = {k: q for k, q in quoted_numbers().items() if q.chapter == chapter}
+    if not mine:
+        raise KeyError(f"claims.toml has no [quoted] number for chapter {chapter!r}")
+    for k, q in mine.items():
+        glue_value(k, q.value)
+    return {k: q.value for k, q in mine.items()}
 
 
 def verify(check_id: str, measured, *, expected: float | None = None) -> CheckResult:

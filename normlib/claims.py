@@ -57,6 +57,9 @@ __all__ = [
     "claim_of",
     "check",
     "source_verdict",
+    "Quoted",
+    "quoted_numbers",
+    "counterexample_result",
 ]
 
 STATUSES = (
@@ -114,6 +117,9 @@ class Check:
     chapter: str | None = None
     short: str = ""
     timing: bool = False
+    why: str = ""
+    counterexample: float | bool | None = None
+    counterexample_expected: float | None = None
 
     @property
     def is_timing(self) -> bool:
@@ -308,6 +314,17 @@ def _validate_check(k: Check) -> None:
         raise ValueError(f"claims.toml: check {k.id}: timing must be true or false; got {k.timing!r}")
     if not isinstance(k.short, str):
         raise ValueError(f"claims.toml: check {k.id}: short must be a string; got {k.short!r}")
+    if not isinstance(k.why, str):
+        raise ValueError(f"claims.toml: check {k.id}: why must be a string; got {k.why!r}")
+    cx = k.counterexample
+    if cx is not None:
+        if k.kind == "bool" and cx is not False:
+            raise ValueError(f"claims.toml: check {k.id}: a bool check's counterexample is false; got {cx!r}")
+        if k.kind == "number" and (isinstance(cx, bool) or not isinstance(cx, (int, float))):
+            raise ValueError(f"claims.toml: check {k.id}: counterexample must be a number; got {cx!r}")
+    ce = k.counterexample_expected
+    if ce is not None and (isinstance(ce, bool) or not isinstance(ce, (int, float))):
+        raise ValueError(f"claims.toml: check {k.id}: counterexample_expected must be a number; got {ce!r}")
 
 
 def claim_of(check_id: str) -> Claim:
@@ -418,3 +435,88 @@ def check(check_id: str, measured, *, expected: float | None = None) -> CheckRes
     if (k.lo is not None and m < k.lo) or (k.hi is not None and m > k.hi):
         raise ClaimCheckFailed(f"{check_id} ({k.what}): measured {m!r} is outside {k.tolerance()}")
     return CheckResult(k, m, None, shown)
+
+
+# ----------------------------------------------------------------------------- quoted numbers
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """A number quoted from the article or a paper (``[quoted."q_name"]`` in claims.toml)."""
+
+    key: str
+    value: str
+    source: str
+    chapter: str
+    what: str
+
+
+_QUOTED_KEY = re.compile(r"^q_[A-Za-z0-9_]+$")
+
+
+@lru_cache(maxsize=1)
+def quoted_numbers() -> Mapping[str, Quoted]:
+    """The numbers quoted from the article or a paper, by glue key.
+
+    Returns
+    -------
+    mapping of str to Quoted
+        Read-only; keys start with ``q_``.
+
+    Raises
+    ------
+    ValueError
+        A malformed key, an unknown or missing field, an empty value, or a value that
+        contains no digit.
+
+    Notes
+    -----
+    A chapter glues its entries with :func:`normlib.book.glue_quoted`, so the article's and
+    the papers' numbers in the prose are never typed (``tests/prose_numbers.py``).
+    """
+    raw = tomllib.loads(_REGISTRY_PATH.read_text(encoding="utf-8"))
+    out: dict[str, Quoted] = {}
+    for key, entry in raw.get("quoted", {}).items():
+        if not _QUOTED_KEY.match(key):
+            raise ValueError(f"claims.toml: quoted key {key!r} must look like 'q_name'")
+        try:
+            q = Quoted(key=key, **entry)
+        except TypeError as exc:
+            raise ValueError(f"claims.toml: quoted {key}: {exc}") from exc
+        if not isinstance(q.value, str) or not re.search(r"\d", q.value):
+            raise ValueError(f"claims.toml: quoted {key}: value must be the printed string with a digit; got {q.value!r}")
+        out[key] = q
+    return MappingProxyType(out)
+
+
+def counterexample_result(check_id: str) -> Exception | None:
+    """Run a check's registered counterexample; the exception it raises, or None if it passed.
+
+    Parameters
+    ----------
+    check_id : str
+
+    Returns
+    -------
+    Exception or None
+        :class:`ClaimCheckFailed` when the check rejects its counterexample (as it must),
+        None when the counterexample passes (a check that cannot fail).
+
+    Raises
+    ------
+    ValueError
+        The check has no counterexample, or needs ``counterexample_expected`` (its
+        reference is passed at run time) and has none.
+    """
+    _, checks = registry()
+    k = checks[check_id]
+    if k.counterexample is None:
+        raise ValueError(f"claims.toml: check {check_id} has no counterexample")
+    needs_expected = k.mode == "close" and k.expected is None
+    if needs_expected and k.counterexample_expected is None:
+        raise ValueError(f"claims.toml: check {check_id} takes expected= at run time: give counterexample_expected")
+    try:
+        check(check_id, k.counterexample, expected=k.counterexample_expected if needs_expected else None)
+    except ClaimCheckFailed as exc:
+        return exc
+    return None

@@ -15,7 +15,7 @@ import numbers
 
 __all__ = ["DEEPNORM_KINDS", "deepnorm_constants"]
 
-#: The four cases of DeepNet's Table 1 / Section 4.3.
+#: The four cases of DeepNet's Figure 2(b) / Section 4.3 (arXiv:2203.00555; its Table 1 is a BLEU table).
 DEEPNORM_KINDS = ("encoder", "decoder", "encdec-encoder", "encdec-decoder")
 
 # Which layer counts each case needs, in the order of the formulas.
@@ -87,9 +87,17 @@ def deepnorm_constants(kind: str, *, N=None, M=None) -> tuple[float, float]:
     \\lVert\\theta_i^* - \\theta_i\\rVert`; with SGD each term is
     :math:`\\Theta(\\eta (v^2 + w^2)/\\alpha^2)`, and :math:`v = w = \\beta`,
     :math:`\\alpha^2 = \\sqrt{2N}`, :math:`2\\beta^2 = 1/\\sqrt{2N}` make the sum over
-    the :math:`2N` sublayers :math:`\\Theta(\\eta)` (Wang et al., 2022, Section 4.3,
-    Table 1). A layer count that the case does not use is ignored. Explained in the
-    chapter "DeepNorm" (``book/deepnorm.md``).
+    the :math:`2N` sublayers :math:`\\Theta(\\eta)` (Wang et al., 2022, Section 4.3 and
+    the pseudocode of Figure 2(b), which prints the constants). Every case is
+    :math:`\\alpha = K^{1/4}`, :math:`\\beta = (4K)^{-1/4}` (so :math:`2\\alpha^2\\beta^2 = 1`)
+    with an effective sublayer count :math:`K`: :math:`2N`, :math:`2M`, :math:`3M`, and
+    for the encoder of an encoder-decoder, whose updates reach the output through the
+    decoder's cross-attention (DeepNet's Theorem 4.3), :math:`K = (N^4 M / 27)^{1/4}`,
+    i.e. :math:`\\alpha_e = 27^{-1/16}(N^4M)^{1/16}` and
+    :math:`\\beta_e = 2^{-1/2}\\,27^{1/16}(N^4M)^{-1/16}`; the paper rounds the prefactors
+    :math:`27^{-1/16} = 0.8139\\ldots` and :math:`2^{-1/2}27^{1/16} = 0.8688\\ldots` to the
+    printed 0.81 and 0.87, which this function uses. A layer count that the case does
+    not use is ignored. Explained in the chapter "DeepNorm" (``book/deepnorm.md``).
 
     Examples
     --------

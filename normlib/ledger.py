@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+import textwrap
 from typing import Callable, Iterable, Mapping, Sequence
 
 from .claims import STATUSES, VERDICTS, Claim, source_verdict
@@ -355,7 +356,8 @@ def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str]):
     ax.set_xlim(0, n_cols)
     ax.set_ylim(0, len(rows))
     ax.set_yticks([len(rows) - 1 - i + 0.5 for i in range(len(rows))])
-    ax.set_yticklabels([title.split(":")[0] for _, title, _ in rows])
+    # short row labels (the title before any colon, long ones on two lines) keep the grid wide
+    ax.set_yticklabels([textwrap.fill(title.split(":")[0], 28, break_on_hyphens=False) for _, title, _ in rows])
     ax.set_xticks([])
     ax.grid(False)
     for side in ("left", "bottom"):

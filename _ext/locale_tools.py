@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -192,22 +193,31 @@ def build_zh(partial: bool = False) -> int:
     if status:
         print("the Chinese edition failed to build", file=sys.stderr)
         return status
-    # the English pages, rewritten (not re-read) so that they link to the Chinese ones
+    # the English pages, rewritten so that they link to the Chinese ones; in a new process,
+    # since Sphinx keeps the loaded translations in process-wide state
     t1 = time.perf_counter()
-    status = _build("html", BUILD / "html", BUILD / ".doctrees", {"i18n_alternates": LANGUAGES, "nitpicky": True, **extra},
-                    warningiserror=strict)
+    cmd = [sys.executable, __file__, "relink-en"] + (["--partial"] if not strict else [])
+    status = subprocess.run(cmd, cwd=ROOT).returncode
     print(f"Chinese edition built in {t_zh:.0f} s (English pages relinked in {time.perf_counter() - t1:.0f} s): "
           "open _build/html/zh/index.html")
     return status
 
 
+def relink_english(partial: bool = False) -> int:
+    extra = _partial(partial)
+    if extra is None:
+        return 1
+    return _build("html", BUILD / "html", BUILD / ".doctrees",
+                  {"i18n_alternates": LANGUAGES, "nitpicky": True, **extra}, warningiserror=not extra)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["update", "build-zh"])
+    ap.add_argument("command", choices=["update", "build-zh", "relink-en"])
     ap.add_argument("--partial", action="store_true",
                     help="preview: do not execute chapters that have no cached execution")
     args = ap.parse_args(argv)
-    return update(args.partial) if args.command == "update" else build_zh(args.partial)
+    return {"update": update, "build-zh": build_zh, "relink-en": relink_english}[args.command](args.partial)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ bench-build: setup
 determinism: setup
 	$(BIN)/python _ext/glued_values.py determinism
 
-# every chapter executed with the default and with AVX2/Haswell floating-point kernels:
+# every chapter executed with the default and with another set of floating-point kernels:
 # all checks must pass under both, and a glued value that moves must be labelled
 determinism-kernels: setup
 	$(BIN)/python _ext/glued_values.py kernels

@@ -18,10 +18,15 @@ doctrees), extracts the glued values of each build and compares them. Values glu
 difference fails. Figures are compared by a hash of their image data.
 
 ``kernels`` executes each given chapter twice, at the same time, with this machine's
-default floating-point kernels and with PyTorch's AVX2 and OpenBLAS's Haswell kernels
-(``ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell``, what a reader's laptop may use).
-Both executions must pass every claim check, and every glued number that differs by more
-than 0.1% (relative) between them, or glued string that differs, must be glued as
+default floating-point kernels and with another set that a reader's CPU may use. On an
+AVX-512 machine the other set is PyTorch's AVX2 and OpenBLAS's Haswell kernels
+(``ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell``); on a machine whose default
+already is AVX2 (where that pair changes nothing, bit for bit), it is PyTorch's
+non-vectorized kernels and OpenBLAS's Sandybridge kernels (``ATEN_CPU_CAPABILITY=default
+OPENBLAS_CORETYPE=Sandybridge``), which do change the rounding of matrix products,
+reductions and normalizations. ``NORMLIB_ALT_KERNELS="VAR=value ..."`` overrides the
+choice. Both executions must pass every claim check, and every glued number that differs
+by more than 0.1% (relative) between them, or glued string that differs, must be glued as
 machine-dependent. Figures are not compared (a pixel may move).
 """
 
@@ -154,10 +159,24 @@ def report(first: dict, second: dict) -> int:
     return 1 if bad else 0
 
 
-KERNEL_SETS = {
-    "default": {},
-    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "OPENBLAS_CORETYPE": "Haswell"},
-}
+def _torch_capability() -> str:
+    """The floating-point kernel set PyTorch picks on this machine by default ("AVX512", "AVX2", ...)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE")}
+    proc = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+        env=env, capture_output=True, text=True,
+    )
+    return proc.stdout.strip() or "unknown"
+
+
+def alternative_kernels() -> dict:
+    """The other kernel set to compare with this machine's default (see the module docstring)."""
+    override = os.environ.get("NORMLIB_ALT_KERNELS")
+    if override:
+        return dict(item.split("=", 1) for item in override.split())
+    if _torch_capability().upper().startswith("AVX512"):
+        return {"ATEN_CPU_CAPABILITY": "avx2", "OPENBLAS_CORETYPE": "Haswell"}
+    return {"ATEN_CPU_CAPABILITY": "default", "OPENBLAS_CORETYPE": "Sandybridge"}
 #: relative difference above which a glued number counts as machine-dependent
 REL_TOL = 1e-3
 
@@ -206,6 +225,10 @@ def kernel_differences(a: dict, b: dict) -> list[str]:
 
 
 def kernels(paths: list[Path]) -> int:
+    alt = alternative_kernels()
+    KERNEL_SETS = {"default": {}, "other": alt}
+    print(f"comparing this machine's default kernels ({_torch_capability()}) with: "
+          + " ".join(f"{k}={v}" for k, v in alt.items()), flush=True)
     failures = 0
     with tempfile.TemporaryDirectory(prefix="kernels-") as tmp:
         for md in paths:
@@ -220,7 +243,7 @@ def kernels(paths: list[Path]) -> int:
             if not all(ok for ok, _, _ in runs.values()):
                 continue
             glued = {n: glued_in_notebook(json.loads(outs[n].read_text(encoding="utf-8"))) for n in KERNEL_SETS}
-            bad = kernel_differences(glued["default"], glued["avx2"])
+            bad = kernel_differences(glued["default"], glued["other"])
             n_md = sum(g["machine_dependent"] for g in glued["default"].values())
             print(f"{md.name}: {len(glued['default'])} glued values, {n_md} labelled machine-dependent, "
                   f"{len(bad)} unlabelled value(s) differ by more than {REL_TOL:.1%}")

@@ -46,7 +46,7 @@ book-zh: setup
 
 locale-update: setup
 	$(BIN)/python _ext/locale_tools.py update
-	$(BIN)/python tests/check_catalogs.py
+	-$(BIN)/python tests/check_catalogs.py   # lists what is left to translate
 
 # Chapters that pass under nbval are stored in the book's execution cache
 # (tests/conftest.py), so a `make book` after `make test` does not run them again.

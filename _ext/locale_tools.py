@@ -17,7 +17,9 @@ merge (what sphinx-intl would do).
 
 ``build-zh`` builds the Chinese edition into ``_build/html/zh/`` from the same sources,
 reusing the English execution cache (``_build/.jupyter_cache``): it refuses to start when
-a chapter has no cached execution made with the current normlib, so it executes nothing.
+a chapter has no cached execution made with the current normlib, so it executes nothing,
+or when the catalogs fail ``tests/check_catalogs.py`` (a markup mismatch, or a page
+declared complete with a fuzzy or untranslated message).
 It then rewrites the English pages so that they link to their Chinese pages.
 """
 
@@ -90,6 +92,8 @@ def merge(pot: Path, po: Path, language: str) -> dict:
     else:
         catalog = Catalog(locale=language, project="Normalization, re-derived")
     catalog.update(template, no_fuzzy_matching=False, update_creation_date=False)
+    for msgid in [k for k, m in catalog.obsolete.items() if not m.string]:
+        del catalog.obsolete[msgid]  # nothing to keep: it was never translated
     po.parent.mkdir(parents=True, exist_ok=True)
     with po.open("wb") as f:
         write_po(f, catalog, width=0, include_previous=True, omit_header=False, sort_output=False)
@@ -176,6 +180,13 @@ def missing_executions() -> list[str]:
 
 
 def build_zh(partial: bool = False) -> int:
+    spec = importlib.util.spec_from_file_location("check_catalogs", ROOT / "tests" / "check_catalogs.py")
+    checker = importlib.util.module_from_spec(spec)
+    sys.modules["check_catalogs"] = checker
+    spec.loader.exec_module(checker)
+    if checker.run(LOCALES):  # a markup mismatch, or a page declared complete that is not
+        print("the catalogs fail tests/check_catalogs.py (above): not building", file=sys.stderr)
+        return 1
     extra = _partial(partial)
     if extra is None:
         return 1

@@ -17,12 +17,14 @@ export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help setup requirements book test chapter pdf bench bench-build determinism determinism-kernels clean
+.PHONY: help setup requirements book book-zh locale-update test chapter pdf bench bench-build determinism determinism-kernels clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes every chapter)"
 	@echo "make test     unit/property tests of normlib + nbval over every chapter"
 	@echo "make chapter CH=rmsnorm   run one chapter under nbval"
+	@echo "make book-zh  the Chinese edition into _build/html/zh (reuses the execution cache of make book)"
+	@echo "make locale-update   refresh locales/zh_CN catalogs from the English sources"
 	@echo "make pdf      the whole book as one PDF (_build/pdf/book.pdf; needs chromium)"
 	@echo "make determinism   two cold builds must glue identical values (slow)"
 	@echo "make determinism-kernels   every chapter under default and AVX2 kernels (slow)"
@@ -53,6 +55,17 @@ requirements:
 book: setup
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book is in _build/html: open _build/html/index.html in a browser."
+
+# The Chinese edition (issue 18): same sources, translated through the gettext catalogs
+# in locales/zh_CN/LC_MESSAGES (one .po per page). book-zh executes nothing: it needs the
+# execution cache of `make book` or `make test`. Not part of `make book` until every
+# catalog is translated (tests/check_catalogs.py --all).
+book-zh: setup
+	$(BIN)/python _ext/locale_tools.py build-zh
+
+locale-update: setup
+	$(BIN)/python _ext/locale_tools.py update
+	-$(BIN)/python tests/check_catalogs.py   # lists what is left to translate
 
 # Chapters that pass under nbval are stored in the book's execution cache
 # (tests/conftest.py), so a `make book` after `make test` does not run them again.

@@ -1,0 +1,235 @@
+"""The translated editions: refresh the gettext catalogs, build the Chinese edition.
+
+    python _ext/locale_tools.py update    # make locale-update
+    python _ext/locale_tools.py build-zh  # make book-zh
+
+``update`` extracts every translatable message of the English sources with Sphinx's
+gettext builder (the builder ``jupyter-book build . --builder custom --custom-builder
+gettext`` runs, called here through the same ``jupyter_book.sphinx.build_sphinx`` with
+its own doctree folder: the gettext builder's environment is incompatible with the HTML
+one) into ``_build/gettext/**.pot``, adds ``_ui.pot`` (the ``_toc.yml`` part captions, the
+book's title and the theme's hard-coded English strings), and merges each template into
+``locales/zh_CN/LC_MESSAGES/**.po`` (one catalog per page). A message whose English
+changed keeps its old translation, is marked fuzzy and records the previous English
+(``#| msgid``), so the translator sees what changed; a message that disappeared is kept
+as obsolete (``#~``). It needs no new dependency: Babel, which Sphinx requires, does the
+merge (what sphinx-intl would do).
+
+``build-zh`` builds the Chinese edition into ``_build/html/zh/`` from the same sources,
+reusing the English execution cache (``_build/.jupyter_cache``): it refuses to start when
+a chapter has no cached execution made with the current normlib, so it executes nothing,
+or when the catalogs fail ``tests/check_catalogs.py`` (a markup mismatch, or a page
+declared complete with a fuzzy or untranslated message).
+It then rewrites the English pages so that they link to their Chinese pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+CACHE = BUILD / ".jupyter_cache"
+LOCALES = ROOT / "locales"
+LANGUAGES = ["zh_CN"]
+#: hard-coded English of Jupyter Book, MyST-NB and the theme that Sphinx does not translate
+UI_STRINGS = ["Search this book...", "Show code cell {type}", "Hide code cell {type}"]
+
+
+def _config() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+
+
+def _build(builder: str, outdir: Path, doctreedir: Path, overrides: dict, warningiserror=True) -> int:
+    from jupyter_book.sphinx import build_sphinx
+
+    overrides = {"external_toc_path": (ROOT / "_toc.yml").as_posix(), "latex_individualpages": False, **overrides}
+    return build_sphinx(
+        ROOT, outdir, noconfig=True, path_config=str(ROOT / "_config.yml"),
+        confoverrides=overrides, builder=builder, doctreedir=doctreedir,
+        warningiserror=warningiserror, keep_going=True,
+    )
+
+
+def ui_messages() -> list[tuple[str, str]]:
+    """(msgid, context comment) of the strings translated by ``_ext/i18n.py``."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    out = [(_config()["title"], "the book's title")]
+    out += [(p["caption"], "a part caption of _toc.yml") for p in toc.get("parts", []) if p.get("caption")]
+    out += [(s, "hard-coded English of the theme or MyST-NB ({type}: source, outputs or content)")
+            for s in UI_STRINGS]
+    return out
+
+
+def write_ui_template(path: Path) -> None:
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    cat = Catalog(project="Normalization, re-derived")
+    for msgid, comment in ui_messages():
+        cat.add(msgid, auto_comments=[comment])
+    with path.open("wb") as f:
+        write_po(f, cat, width=0, omit_header=False)
+
+
+def merge(pot: Path, po: Path, language: str) -> dict:
+    """Merge template ``pot`` into catalog ``po`` (created when missing); return counts."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import read_po, write_po
+
+    with pot.open("rb") as f:
+        template = read_po(f)
+    if po.is_file():
+        with po.open("rb") as f:
+            catalog = read_po(f, locale=language)
+    else:
+        catalog = Catalog(locale=language, project="Normalization, re-derived")
+    catalog.update(template, no_fuzzy_matching=False, update_creation_date=False)
+    for msgid in [k for k, m in catalog.obsolete.items() if not m.string]:
+        del catalog.obsolete[msgid]  # nothing to keep: it was never translated
+    po.parent.mkdir(parents=True, exist_ok=True)
+    with po.open("wb") as f:
+        write_po(f, catalog, width=0, include_previous=True, omit_header=False, sort_output=False)
+    msgs = [m for m in catalog if m.id]
+    return {"messages": len(msgs), "fuzzy": sum(m.fuzzy for m in msgs),
+            "untranslated": sum(not m.string for m in msgs), "obsolete": len(catalog.obsolete)}
+
+
+def _partial(partial: bool) -> dict | None:
+    """Config overrides that keep chapters without a cached execution from executing.
+
+    Without ``partial``, None when a chapter has no cached execution (the caller stops).
+    With it, those chapters are excluded from execution (their outputs and glue values
+    are missing, so the build is a preview: warnings do not fail it).
+    """
+    missing = missing_executions()
+    if missing and not partial:
+        print("no cached execution (with this normlib) for: " + ", ".join(missing)
+              + "\nrun `make book` (or `make test`) first: translated builds and catalog updates "
+              "execute nothing (or pass --partial for a preview without those chapters' outputs)",
+              file=sys.stderr)
+        return None
+    if missing:
+        print("PARTIAL (preview): not executed, outputs missing: " + ", ".join(missing), file=sys.stderr)
+    return {"nb_execution_excludepatterns": [f"book/{m}.md" for m in missing]} if missing else {}
+
+
+def update(partial: bool = False) -> int:
+    out = BUILD / "gettext"
+    extra = _partial(partial)
+    if extra is None:
+        return 1
+    t0 = time.perf_counter()
+    status = _build("gettext", out, BUILD / ".doctrees-gettext",
+                    {"gettext_compact": False, "nb_execution_cache_path": str(CACHE), **extra},
+                    warningiserror=False)
+    if status:
+        print("gettext build failed", file=sys.stderr)
+        return 1
+    write_ui_template(out / "_ui.pot")
+    pots = sorted(out.rglob("*.pot"))
+    for language in LANGUAGES:
+        target = LOCALES / language / "LC_MESSAGES"
+        seen = set()
+        for pot in pots:
+            rel = pot.relative_to(out).with_suffix(".po")
+            seen.add(rel)
+            counts = merge(pot, target / rel, language)
+            print(f"{language}/{rel}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        for po in sorted(target.rglob("*.po")):
+            if po.relative_to(target) not in seen:
+                print(f"{language}/{po.relative_to(target)}: no page has this catalog any more (delete it)")
+    print(f"catalogs updated in {time.perf_counter() - t0:.0f} s; translate the empty and fuzzy "
+          "entries, then run: python tests/check_catalogs.py")
+    return 0
+
+
+def _toc_documents() -> list[Path]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    docs = [toc["root"]] + [c["file"] for p in toc["parts"] for c in p["chapters"]]
+    return [ROOT / f"{d}.md" for d in docs]
+
+
+def missing_executions() -> list[str]:
+    """Chapters (jupytext notebooks) with no execution in the cache made with this normlib."""
+    import jupytext
+    from jupyter_cache import get_cache
+
+    spec = importlib.util.spec_from_file_location("normlib_cache_guard", ROOT / "_ext" / "normlib_cache_guard.py")
+    guard = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(guard)
+    chapters = [p for p in _toc_documents() if "jupytext:" in p.read_text(encoding="utf-8")[:2000]]
+    stamp = CACHE / guard.CACHE_STAMP_NAME
+    if not stamp.is_file() or stamp.read_text().strip() != guard.fingerprint(ROOT):
+        return [p.stem for p in chapters]
+    cache = get_cache(str(CACHE))
+    missing = []
+    for p in chapters:
+        try:
+            cache.match_cache_notebook(jupytext.read(p))
+        except KeyError:
+            missing.append(p.stem)
+    return missing
+
+
+def build_zh(partial: bool = False) -> int:
+    spec = importlib.util.spec_from_file_location("check_catalogs", ROOT / "tests" / "check_catalogs.py")
+    checker = importlib.util.module_from_spec(spec)
+    sys.modules["check_catalogs"] = checker
+    spec.loader.exec_module(checker)
+    if checker.run(LOCALES):  # a markup mismatch, or a page declared complete that is not
+        print("the catalogs fail tests/check_catalogs.py (above): not building", file=sys.stderr)
+        return 1
+    extra = _partial(partial)
+    if extra is None:
+        return 1
+    strict = not extra
+    t0 = time.perf_counter()
+    status = _build("html", BUILD / "html" / "zh", BUILD / ".doctrees-zh", {
+        "language": "zh_CN",
+        "locale_dirs": ["locales"],
+        "gettext_compact": False,
+        "nb_execution_cache_path": str(CACHE),
+        "nitpicky": True,
+        **extra,
+    }, warningiserror=strict)
+    t_zh = time.perf_counter() - t0
+    if status:
+        print("the Chinese edition failed to build", file=sys.stderr)
+        return status
+    # the English pages, rewritten so that they link to the Chinese ones; in a new process,
+    # since Sphinx keeps the loaded translations in process-wide state
+    t1 = time.perf_counter()
+    cmd = [sys.executable, __file__, "relink-en"] + (["--partial"] if not strict else [])
+    status = subprocess.run(cmd, cwd=ROOT).returncode
+    print(f"Chinese edition built in {t_zh:.0f} s (English pages relinked in {time.perf_counter() - t1:.0f} s): "
+          "open _build/html/zh/index.html")
+    return status
+
+
+def relink_english(partial: bool = False) -> int:
+    extra = _partial(partial)
+    if extra is None:
+        return 1
+    return _build("html", BUILD / "html", BUILD / ".doctrees",
+                  {"i18n_alternates": LANGUAGES, "nitpicky": True, **extra}, warningiserror=not extra)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=["update", "build-zh", "relink-en"])
+    ap.add_argument("--partial", action="store_true",
+                    help="preview: do not execute chapters that have no cached execution")
+    args = ap.parse_args(argv)
+    return {"update": update, "build-zh": build_zh, "relink-en": relink_english}[args.command](args.partial)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The catalog checker (tests/check_catalogs.py) on synthetic catalogs and on the real ones."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("check_catalogs", ROOT / "tests" / "check_catalogs.py")
+cc = importlib.util.module_from_spec(_spec)
+sys.modules["check_catalogs"] = cc  # dataclasses look their module up
+_spec.loader.exec_module(cc)
+
+MSGID = ("Of the {glue:text}`intro_n_sourced:d` claims about GPT-2, see {ref}`the depth sweep <pvp-depth>` "
+         "and $1/\\sqrt d$ in `q_norm`.")
+GOOD = "关于 GPT-2 的 {glue:text}`intro_n_sourced:d` 个论断，见{ref}`深度扫描 <pvp-depth>`，以及 `q_norm` 中的 $1/\\sqrt d$。"
+
+
+def _po(tmp_path: Path, entries: list[tuple[str, str, bool]], complete: bool = True) -> Path:
+    """A locales folder with one catalog zh_CN/LC_MESSAGES/book/page.po of ``entries``."""
+    base = tmp_path / "locales" / "zh_CN" / "LC_MESSAGES" / "book"
+    base.mkdir(parents=True)
+    lines = ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', ""]
+    for msgid, msgstr, fuzzy in entries:
+        if fuzzy:
+            lines.append("#, fuzzy")
+        esc = lambda s: s.replace("\\", "\\\\").replace('"', '\\"')
+        lines += [f'msgid "{esc(msgid)}"', f'msgstr "{esc(msgstr)}"', ""]
+    (base / "page.po").write_text("\n".join(lines), encoding="utf-8")
+    if complete:
+        (tmp_path / "locales" / "zh_CN" / "COMPLETE").write_text("book/page.po\n", encoding="utf-8")
+    return tmp_path / "locales"
+
+
+def _run(locales: Path, **kw) -> tuple[int, str]:
+    out = io.StringIO()
+    return cc.run(locales, out=out, **kw), out.getvalue()
+
+
+def test_a_faithful_translation_passes(tmp_path):
+    failures, text = _run(_po(tmp_path, [(MSGID, GOOD, False)]))
+    assert failures == 0, text
+    assert cc.check_message(MSGID, GOOD) == []
+
+
+@pytest.mark.parametrize("bad, what", [
+    (GOOD.replace("{glue:text}`intro_n_sourced:d` ", ""), "role missing"),  # dropped glue role
+    (GOOD.replace("intro_n_sourced:d", "intro_n_sourced:.2f"), "role missing"),  # altered glue format
+    (GOOD.replace("<pvp-depth>", "<pvp-lemma2>"), "role missing"),  # altered target
+    (GOOD.replace("\\sqrt d", "\\sqrt{d}"), "math span missing"),  # altered math
+    (GOOD.replace("$1/\\sqrt d$", "$1/\\sqrt d"), "stray `$`"),  # broken math
+    (GOOD.replace("`q_norm`", "q_norm"), "inline code missing"),  # dropped code
+    (GOOD.replace("个论断", "个论断（共 44 个）"), "number(s) not in the English"),  # typed number
+])
+def test_a_markup_change_fails(tmp_path, bad, what):
+    problems = cc.check_message(MSGID, bad)
+    assert any(what in p for p in problems), problems
+    failures, text = _run(_po(tmp_path, [(MSGID, bad, False)], complete=False))
+    assert failures >= 1 and "MARKUP" in text
+
+
+def test_numbers_of_the_english_and_names_are_allowed():
+    assert cc.check_message("GPT-2 and float16 at step 3", "第 3 步时的 GPT-2 与 float16") == []
+
+
+def test_fuzzy_and_untranslated_fail_a_page_declared_complete(tmp_path):
+    failures, text = _run(_po(tmp_path, [(MSGID, GOOD, True)]))
+    assert failures == 1 and "INCOMPLETE" in text
+    failures, text = _run(_po(tmp_path / "b", [(MSGID, "", False)]))
+    assert failures == 1 and "INCOMPLETE" in text
+
+
+def test_an_undeclared_page_is_reported_not_failed(tmp_path):
+    locales = _po(tmp_path, [(MSGID, "", False), ("Plain text.", "", True)], complete=False)
+    failures, text = _run(locales)
+    assert failures == 0 and "not yet translated" in text
+    failures, _ = _run(locales, require_all=True)
+    assert failures == 1
+
+
+def test_the_books_catalogs():
+    """Every translation keeps its markup; the pages declared complete are complete."""
+    failures, text = _run(ROOT / "locales")
+    assert failures == 0, text
+    declared = cc.declared_complete(ROOT / "locales" / "zh_CN")
+    assert {"book/intro.po", "book/glossary.po"} <= declared

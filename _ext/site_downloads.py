@@ -1,7 +1,7 @@
 """Sphinx extension: the built site carries what a reader needs to run a chapter.
 
 At the start of an HTML build this extension writes, into ``_build/site-downloads/``
-(added to ``html_extra_path``, so Sphinx copies it to the site's ``downloads/``):
+(copied into the site's ``downloads/`` when the build finishes):
 
 - ``normlib-<version>-py3-none-any.whl``: the book's helper package, built from this
   checkout with pip (it ships ``claims.toml``, so every claim check works outside a clone);
@@ -71,13 +71,32 @@ def build_downloads(root: Path, out: Path) -> list[Path]:
     return sorted(target.iterdir())
 
 
+def _staging(app) -> Path:
+    """``<build dir>/site-downloads``: the ``_build`` folder above the output folder (so the
+    Chinese edition in ``_build/html/zh`` shares the English one's), else the output's parent."""
+    out = Path(app.outdir)
+    build = next((p for p in out.parents if p.name == "_build"), out.parent)
+    return build / "site-downloads"
+
+
 def _on_config_inited(app, config) -> None:
-    root = Path(app.confdir)
-    out = Path(app.outdir).parent / "site-downloads"
-    build_downloads(root, out)
-    config.html_extra_path = list(config.html_extra_path or []) + [str(out)]
+    build_downloads(Path(app.confdir), _staging(app))
+
+
+def _on_build_finished(app, exception) -> None:
+    """Copy the downloads into the site.
+
+    Not through ``html_extra_path``: Sphinx copies extra files only when at least one page
+    was out of date, so an up-to-date rebuild (``make book`` after ``make test``) would
+    leave the site without them.
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    src = _staging(app) / "downloads"
+    shutil.copytree(src, Path(app.outdir) / "downloads", dirs_exist_ok=True)
 
 
 def setup(app):
     app.connect("config-inited", _on_config_inited)
+    app.connect("build-finished", _on_build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

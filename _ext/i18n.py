@@ -10,7 +10,7 @@ does what a stock Sphinx translation of a MyST-NB book gets wrong:
   cross-document reference (``{glue:text}`/book/intro.md::key:.3f```) is resolved from
   the glue data every build writes, so local keys in a translation are rewritten to that
   form: the numbers stay live and no catalog entry turns fuzzy when they change.
-- **Cell outputs stay out of the catalogs.** Text produced by a cell (a markdown table,
+- **Cell outputs (and API docstrings) stay out of the catalogs.** Text produced by a cell (a markdown table,
   a printed line) carries literal numbers; it is marked untranslatable, so it is neither
   extracted nor frozen into a translation.
 - **Strings that Sphinx's translation step cannot reach**: the part captions of
@@ -67,12 +67,28 @@ def _patch_publish_msgstr(app) -> None:
     i18n.publish_msgstr = publish_msgstr
 
 
+def _ancestors(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
 class UntranslatableOutputs(SphinxTransform):
-    """Mark the text of cell outputs untranslatable (runs before Sphinx's Locale, 20)."""
+    """Mark cell outputs and API descriptions untranslatable (runs before Sphinx's Locale, 20).
+
+    Cell outputs carry literal numbers. API descriptions (autodoc's output on the API page:
+    module docstrings and ``desc`` nodes) are normlib's docstrings: code documentation, kept in the language of the
+    code so that it cannot drift from it; the API page's own prose is translated.
+    """
 
     default_priority = 15
 
     def apply(self, **kwargs):
+        for node in self.document.findall(nodes.TextElement):
+            if ":docstring of " in (node.source or "") or any(
+                isinstance(a, addnodes.desc) for a in _ancestors(node)
+            ):
+                node["translatable"] = False
         for container in self.document.findall(nodes.container):
             if "cell_output" not in container.get("classes", []):
                 continue

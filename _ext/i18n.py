@@ -17,6 +17,8 @@ does what a stock Sphinx translation of a MyST-NB book gets wrong:
   ``_toc.yml`` (inserted after that step), the search box text and the prompts of folded
   code cells (hard-coded English), and the book's title. They are translated from the
   catalog ``locales/<lang>/LC_MESSAGES/_ui.po``.
+- **Glued wording.** A sentence a chapter glues (``glue_phrase``) is data, not prose: it
+  is translated from ``_phrases.po`` (``_ext/glue_phrases.py``) once the glue is resolved.
 - **Language switcher.** Every page links to the same page of the other edition, with
   ``<link rel="alternate" hreflang=...>`` in the head and a header button. The English
   edition links to the Chinese one only when ``i18n_alternates`` lists it (it is set by
@@ -132,6 +134,45 @@ def _translate_config(app, config) -> None:
             setattr(config, name, ui[value])
 
 
+def phrase_catalog(app):
+    """The glued wordings' translations (``_phrases.po``) as ``glue_phrases.Phrases``."""
+    import importlib.util
+    import sys
+
+    from babel.messages.pofile import read_po
+
+    spec = importlib.util.spec_from_file_location("glue_phrases", Path(__file__).with_name("glue_phrases.py"))
+    module = sys.modules.get("glue_phrases")
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["glue_phrases"] = module
+        spec.loader.exec_module(module)
+    found = {}
+    for d in app.config.locale_dirs:
+        path = Path(app.srcdir, d, app.config.language, "LC_MESSAGES", "_phrases.po")
+        if path.is_file():
+            with path.open("rb") as f:
+                found.update({m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy})
+    return module.Phrases.from_catalog(found)
+
+
+def _translate_glued_wording(app, doctree, docname) -> None:
+    """Translate the wording a chapter glued (``glue_phrase``), once glue is resolved."""
+    if not _is_translation(app):
+        return
+    phrases = getattr(app, "_normlib_phrases", None)
+    if phrases is None:
+        phrases = app._normlib_phrases = phrase_catalog(app)
+    for node in list(doctree.findall(nodes.inline)):
+        if "pasted-text" not in node.get("classes", []):
+            continue
+        text = node.astext()
+        new = phrases.translate(text)
+        if new is not None and new != text:
+            node.children = []
+            node += nodes.Text(new)
+
+
 def _translate_toc_captions(app, doctree) -> None:
     """Translate the part captions that sphinx-external-toc inserted after translation."""
     ui = getattr(app, "env_ui", None)
@@ -196,6 +237,7 @@ def setup(app):
     # after myst-nb's handler (500) that sets mystnb_config, before the cache guard (900)
     app.connect("builder-inited", _on_builder_inited, priority=600)
     app.connect("doctree-read", _translate_toc_captions)
+    app.connect("doctree-resolved", _translate_glued_wording)
     # after sphinx-book-theme's header buttons (501) and the download menu (600)
     app.connect("html-page-context", _add_switcher, priority=700)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

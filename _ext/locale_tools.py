@@ -8,7 +8,8 @@ gettext builder (the builder ``jupyter-book build . --builder custom --custom-bu
 gettext`` runs, called here through the same ``jupyter_book.sphinx.build_sphinx`` with
 its own doctree folder: the gettext builder's environment is incompatible with the HTML
 one) into ``_build/gettext/**.pot``, adds ``_ui.pot`` (the ``_toc.yml`` part captions, the
-book's title and the theme's hard-coded English strings), and merges each template into
+book's title and the theme's hard-coded English strings) and ``_phrases.pot`` (the wordings
+the chapters glue, ``_ext/glue_phrases.py``), and merges each template into
 ``locales/zh_CN/LC_MESSAGES/**.po`` (one catalog per page). A message whose English
 changed keeps its old translation, is marked fuzzy and records the previous English
 (``#| msgid``), so the translator sees what changed; a message that disappeared is kept
@@ -68,12 +69,25 @@ def ui_messages() -> list[tuple[str, str]]:
     return out
 
 
-def write_ui_template(path: Path) -> None:
+def _phrases_module():
+    spec = importlib.util.spec_from_file_location("glue_phrases", ROOT / "_ext" / "glue_phrases.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["glue_phrases"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def phrase_messages() -> list[tuple[str, str]]:
+    """(msgid, context comment) of the glued wordings (``_ext/glue_phrases.py``)."""
+    return _phrases_module().phrase_messages(_toc_documents(), BUILD / "jupyter_execute")
+
+
+def write_ui_template(path: Path, messages=None) -> None:
     from babel.messages.catalog import Catalog
     from babel.messages.pofile import write_po
 
     cat = Catalog(project="Normalization, re-derived")
-    for msgid, comment in ui_messages():
+    for msgid, comment in (ui_messages() if messages is None else messages):
         cat.add(msgid, auto_comments=[comment])
     with path.open("wb") as f:
         write_po(f, cat, width=0, omit_header=False)
@@ -134,6 +148,7 @@ def update(partial: bool = False) -> int:
         print("gettext build failed", file=sys.stderr)
         return 1
     write_ui_template(out / "_ui.pot")
+    write_ui_template(out / "_phrases.pot", phrase_messages())
     pots = sorted(out.rglob("*.pot"))
     for language in LANGUAGES:
         target = LOCALES / language / "LC_MESSAGES"

@@ -13,6 +13,7 @@ the English unchanged:
 - every math span (``$...$``, ``$$...$$``) and inline code span, character for character;
 - every link target of an inline link ``[text](url)``;
 - no stray ``$`` or backtick (Sphinx does not warn on a broken ``$``);
+- the placeholders ``{0}``, ``{1}``… of a glued-wording template (``_phrases.po``), each once;
 - no number in the translation that the English does not contain (a typed number would
   freeze a value that the English edition computes).
 
@@ -42,6 +43,7 @@ _LINK = re.compile(r"\]\(([^()\s]+)\)")
 _TARGET = re.compile(r"^\(([^()\s]+)\)=\s*$", re.M)
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?")
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_PLACEHOLDER = re.compile(r"\{\d+\}")  # a template's value in _phrases.po (_ext/glue_phrases.py)
 
 
 @dataclass
@@ -93,6 +95,8 @@ def check_message(msgid: str, msgstr: str) -> list[str]:
                 problems.append(f"{what} missing or altered: {sorted(lost)!r}")
             if added:
                 problems.append(f"{what} not in the English: {sorted(added)!r}")
+    if Counter(_PLACEHOLDER.findall(msgid)) != Counter(_PLACEHOLDER.findall(msgstr)):
+        problems.append("the placeholders {0}, {1}, ... of the English must each appear once")
     allowed = set(_DIGITS.findall(msgid))
     new = [n for n in _NUMBER.findall(dst.plain) if n not in allowed]
     if new:

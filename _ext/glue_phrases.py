@@ -1,0 +1,169 @@
+"""Glued wording in a translated edition: the phrase catalog ``_phrases.po``.
+
+A chapter glues some of its prose as data: ``glue_phrase(key, condition, if_true, if_false)``
+picks the sentence the measurement supports, and a few ``glue_value(key, "…")`` calls glue
+computed wording. Sphinx's catalogs never see those strings (they are cell outputs), so a
+Chinese page would show them in English. This module
+
+- **extracts** every wording a chapter can glue, from the chapter sources (both branches of
+  every ``glue_phrase``, whatever the data say today, and every string ``glue_value``), plus
+  the wordings glued by the current execution that no source string accounts for;
+- turns an f-string into a **template**: each ``{expression}`` becomes ``{0}``, ``{1}``…,
+  and the translation must keep the same placeholders; the values are filled in at build
+  time, so no number is frozen into the catalog;
+- **translates** a glued string at build time (``_ext/i18n.py``): an exact msgid first, then
+  the templates; a placeholder's value is itself looked up (so a glued "above" inside an
+  f-string is translated too). A wording with no translation stays English, and the checks
+  of the built Chinese edition report it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+GLUE_CALLS = {"glue_phrase": (2, 3), "glue_value": (1,)}
+_WORDS = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{2,}")
+_PLACEHOLDER = re.compile(r"\{(\d+)\}")
+
+
+def _template(node: ast.JoinedStr) -> tuple[str, list[str]]:
+    """The f-string as a template with ``{0}``, ``{1}``…, and the string constants its
+    expressions can produce (e.g. the branches of ``('above' if z > 0 else 'below')``)."""
+    parts, inner, n = [], [], 0
+    for v in node.values:
+        if isinstance(v, ast.Constant):
+            parts.append(str(v.value))
+        else:
+            parts.append("{%d}" % n)
+            n += 1
+            inner += [c.value for c in ast.walk(v.value)
+                      if isinstance(c, ast.Constant) and isinstance(c.value, str) and _WORDS.search(c.value + " xx")]
+    return "".join(parts), inner
+
+
+def _wordings(arg: ast.AST) -> list[tuple[str, str]]:
+    """(msgid, kind) of the wordings an argument can evaluate to."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return [(arg.value, "wording")]
+    if isinstance(arg, ast.JoinedStr):
+        tpl, inner = _template(arg)
+        return [(tpl, "template")] + [(s, "wording") for s in inner]
+    if isinstance(arg, ast.IfExp):
+        return _wordings(arg.body) + _wordings(arg.orelse)
+    return []
+
+
+def source_messages(chapter: Path) -> list[tuple[str, str]]:
+    """(msgid, comment) of every wording the chapter's code cells can glue."""
+    import jupytext
+
+    out = []
+    nb = jupytext.read(chapter)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        src = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in cell.source.splitlines())
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name not in GLUE_CALLS or not node.args:
+                continue
+            key = node.args[0].value if isinstance(node.args[0], ast.Constant) else "?"
+            for i in GLUE_CALLS[name]:
+                if i < len(node.args):
+                    for msgid, kind in _wordings(node.args[i]):
+                        if re.search(r"[A-Za-z]{3,}", _PLACEHOLDER.sub("", msgid)):
+                            out.append((msgid, f"{chapter.stem}: {name}({key!r}) {kind}"))
+    return out
+
+
+_NUM = re.compile(r"(?<![\w.])[-−]?\d+(?:[.,]\d+)*%?")
+
+
+@dataclass
+class Phrases:
+    """A phrase catalog: exact wordings and templates, msgid -> msgstr.
+
+    Besides the ``{0}``-templates of f-strings, a wording recorded from an execution
+    (``executed_wordings``) that contains numbers also matches the same wording with other
+    numbers: its translation keeps the msgid's numbers (the catalog checker requires it),
+    and each is replaced by the value found at the same position of the glued text.
+    """
+
+    exact: dict = field(default_factory=dict)
+    templates: list = field(default_factory=list)  # (compiled regex, msgstr, numeric?)
+
+    @classmethod
+    def from_catalog(cls, catalog: dict) -> "Phrases":
+        p = cls()
+        for msgid, msgstr in catalog.items():
+            p.exact[msgid] = msgstr
+            if _PLACEHOLDER.search(msgid):
+                pieces = _PLACEHOLDER.split(msgid)  # text, index, text, index, ...
+                rx = "".join(re.escape(s) if i % 2 == 0 else f"(?P<p{s}>.+?)" for i, s in enumerate(pieces))
+                p.templates.append((re.compile(rx + r"\Z", re.S), msgstr, None))
+            elif _NUM.search(msgid):
+                pieces = _NUM.split(msgid)
+                rx = r"(\S+?)".join(re.escape(s) for s in pieces)
+                p.templates.append((re.compile(rx + r"\Z", re.S), msgstr, _NUM.findall(msgid)))
+        p.templates.sort(key=lambda t: -len(t[0].pattern))  # the most specific first
+        return p
+
+    def translate(self, text: str) -> str | None:
+        """The translation of a glued wording, or None."""
+        if text in self.exact:
+            return self.exact[text]
+        for rx, msgstr, numbers in self.templates:
+            m = rx.match(text)
+            if not m:
+                continue
+            if numbers is None:
+                values = {k[1:]: self.exact.get(v, v) for k, v in m.groupdict().items()}
+                return _PLACEHOLDER.sub(lambda n: values.get(n.group(1), n.group(0)), msgstr)
+            new = dict(zip(numbers, m.groups()))
+            if len(new) != len(numbers) and len(set(m.groups())) != len(set(numbers)):
+                continue  # a repeated number that changed in two ways: ambiguous
+            return _NUM.sub(lambda n: new.get(n.group(0), n.group(0)), msgstr)
+        return None
+
+
+def executed_wordings(folder: Path) -> list[tuple[str, str]]:
+    """(value, comment) of the English string values glued by the executed chapters."""
+    out = []
+    for f in sorted(folder.glob("book/*.glue.json")):
+        for key, rec in json.loads(f.read_text(encoding="utf-8")).items():
+            text = (rec.get("data") or {}).get("text/plain")
+            if isinstance(text, list):
+                text = "".join(text)
+            if not text or text[:1] not in "'\"":
+                continue
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(value, str) and _WORDS.search(value):
+                out.append((value, f"{f.name.split('.')[0]}: {key} (its value in the current execution)"))
+    return out
+
+
+def phrase_messages(chapters: list[Path], executed: Path) -> list[tuple[str, str]]:
+    """The phrase catalog's messages: source wordings and templates, then any executed
+    wording that none of them accounts for."""
+    msgs: dict[str, list[str]] = {}
+    for ch in chapters:
+        for msgid, comment in source_messages(ch):
+            msgs.setdefault(msgid, []).append(comment)
+    known = Phrases.from_catalog({m: m for m in msgs})
+    for value, comment in executed_wordings(executed):
+        if known.translate(value) is None:
+            msgs.setdefault(value, []).append(comment)
+    return [(m, "; ".join(dict.fromkeys(c))) for m, c in msgs.items()]

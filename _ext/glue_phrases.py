@@ -6,7 +6,8 @@ computed wording. Sphinx's catalogs never see those strings (they are cell outpu
 Chinese page would show them in English. This module
 
 - **extracts** every wording a chapter can glue, from the chapter sources (both branches of
-  every ``glue_phrase``, whatever the data say today, and every string ``glue_value``), plus
+  every ``glue_phrase`` and of every ``a if condition else b`` choice between wordings,
+  whatever the data say today, and every string ``glue_value``), plus
   the wordings glued by the current execution that no source string accounts for;
 - turns an f-string into a **template**: each ``{expression}`` becomes ``{0}``, ``{1}``…,
   and the translation must keep the same placeholders; the values are filled in at build
@@ -72,6 +73,12 @@ def source_messages(chapter: Path) -> list[tuple[str, str]]:
         except SyntaxError:
             continue
         for node in ast.walk(tree):
+            if isinstance(node, ast.IfExp):  # a wording chosen by the data, glued later
+                for branch in (node.body, node.orelse):
+                    for msgid, kind in _wordings(branch):
+                        if " " in msgid.strip() and re.search(r"[A-Za-z]{3,}", _PLACEHOLDER.sub("", msgid)):
+                            out.append((msgid, f"{chapter.stem}: a wording chosen by a condition"))
+                continue
             if not isinstance(node, ast.Call):
                 continue
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
@@ -150,7 +157,7 @@ def executed_wordings(folder: Path) -> list[tuple[str, str]]:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
                 continue
-            if isinstance(value, str) and _WORDS.search(value):
+            if isinstance(value, str) and " " in value.strip() and re.search(r"[A-Za-z]{3,}", value):
                 out.append((value, f"{f.name.split('.')[0]}: {key} (its value in the current execution)"))
     return out
 

@@ -107,6 +107,7 @@ class Phrases:
     """
 
     exact: dict = field(default_factory=dict)
+    alt: dict = field(default_factory=dict)  # figure alt texts (``_alt.po``), msgid -> msgstr
     templates: list = field(default_factory=list)  # (compiled regex, msgstr, numeric?)
 
     @classmethod
@@ -141,6 +142,25 @@ class Phrases:
                 continue  # a repeated number that changed in two ways: ambiguous
             return _NUM.sub(lambda n: new.get(n.group(0), n.group(0)), msgstr)
         return None
+
+
+def alt_messages(chapters: list[Path]) -> list[tuple[str, str]]:
+    """(alt text, comment) of every figure's ``:alt:`` option in the chapter sources.
+
+    The alt text of a ``{glue:figure}`` is set after Sphinx's translation step, so it never
+    reaches the page catalogs; ``_alt.po`` translates it once the figure is resolved.
+    """
+    out = []
+    for ch in chapters:
+        name = None
+        for line in ch.read_text(encoding="utf-8").splitlines():
+            m = re.match(r"\s*```\{(?:glue:figure|figure|image)\}\s*(\S*)", line)
+            if m:
+                name = m.group(1)
+            m = re.match(r"\s*:alt:\s*(.+\S)", line)
+            if m:
+                out.append((m.group(1), f"{ch.stem}: the alt text of figure {name}"))
+    return out
 
 
 def executed_wordings(folder: Path) -> list[tuple[str, str]]:

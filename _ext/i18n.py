@@ -18,7 +18,8 @@ does what a stock Sphinx translation of a MyST-NB book gets wrong:
   code cells (hard-coded English), and the book's title. They are translated from the
   catalog ``locales/<lang>/LC_MESSAGES/_ui.po``.
 - **Glued wording.** A sentence a chapter glues (``glue_phrase``) is data, not prose: it
-  is translated from ``_phrases.po`` (``_ext/glue_phrases.py``) once the glue is resolved.
+  is translated from ``_phrases.po`` (``_ext/glue_phrases.py``) once the glue is resolved, and
+  a figure's alt text (set after the translation step) from ``_alt.po``.
 - **Language switcher.** Every page links to the same page of the other edition, with
   ``<link rel="alternate" hreflang=...>`` in the head and a header button. The English
   edition links to the Chinese one only when ``i18n_alternates`` lists it (it is set by
@@ -135,7 +136,8 @@ def _translate_config(app, config) -> None:
 
 
 def phrase_catalog(app):
-    """The glued wordings' translations (``_phrases.po``) as ``glue_phrases.Phrases``."""
+    """The glued wordings' translations (``_phrases.po``) as ``glue_phrases.Phrases``, with
+    the figures' alt texts (``_alt.po``) as its ``alt`` dict."""
     import importlib.util
     import sys
 
@@ -147,13 +149,18 @@ def phrase_catalog(app):
         module = importlib.util.module_from_spec(spec)
         sys.modules["glue_phrases"] = module
         spec.loader.exec_module(module)
-    found = {}
-    for d in app.config.locale_dirs:
-        path = Path(app.srcdir, d, app.config.language, "LC_MESSAGES", "_phrases.po")
-        if path.is_file():
-            with path.open("rb") as f:
-                found.update({m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy})
-    return module.Phrases.from_catalog(found)
+    def catalog(name):
+        found = {}
+        for d in app.config.locale_dirs:
+            path = Path(app.srcdir, d, app.config.language, "LC_MESSAGES", name)
+            if path.is_file():
+                with path.open("rb") as f:
+                    found.update({m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy})
+        return found
+
+    phrases = module.Phrases.from_catalog(catalog("_phrases.po"))
+    phrases.alt = catalog("_alt.po")
+    return phrases
 
 
 def _translate_glued_wording(app, doctree, docname) -> None:
@@ -171,6 +178,9 @@ def _translate_glued_wording(app, doctree, docname) -> None:
         if new is not None and new != text:
             node.children = []
             node += nodes.Text(new)
+    for node in doctree.findall(nodes.image):
+        if node.get("alt") in phrases.alt:
+            node["alt"] = phrases.alt[node["alt"]]
 
 
 def _translate_toc_captions(app, doctree) -> None:

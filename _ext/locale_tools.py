@@ -8,8 +8,8 @@ gettext builder (the builder ``jupyter-book build . --builder custom --custom-bu
 gettext`` runs, called here through the same ``jupyter_book.sphinx.build_sphinx`` with
 its own doctree folder: the gettext builder's environment is incompatible with the HTML
 one) into ``_build/gettext/**.pot``, adds ``_ui.pot`` (the ``_toc.yml`` part captions, the
-book's title and the theme's hard-coded English strings) and ``_phrases.pot`` (the wordings
-the chapters glue, ``_ext/glue_phrases.py``), and merges each template into
+book's title and the theme's hard-coded English strings) and ``_phrases.pot`` and ``_alt.pot``
+(the wordings the chapters glue and the figures' alt texts, ``_ext/glue_phrases.py``), and merges each template into
 ``locales/zh_CN/LC_MESSAGES/**.po`` (one catalog per page). A message whose English
 changed keeps its old translation, is marked fuzzy and records the previous English
 (``#| msgid``), so the translator sees what changed; a message that disappeared is kept
@@ -149,6 +149,7 @@ def update(partial: bool = False) -> int:
         return 1
     write_ui_template(out / "_ui.pot")
     write_ui_template(out / "_phrases.pot", phrase_messages())
+    write_ui_template(out / "_alt.pot", _phrases_module().alt_messages(_toc_documents()))
     pots = sorted(out.rglob("*.pot"))
     for language in LANGUAGES:
         target = LOCALES / language / "LC_MESSAGES"

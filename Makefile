@@ -54,12 +54,14 @@ requirements:
 
 book: setup
 	$(BIN)/jupyter-book build . -W -n --keep-going
-	@echo "The book is in _build/html: open _build/html/index.html in a browser."
+	$(BIN)/python _ext/locale_tools.py build-zh
+	@echo "The book is in _build/html (the Chinese edition in _build/html/zh): open _build/html/index.html in a browser."
 
-# The Chinese edition (issue 18): same sources, translated through the gettext catalogs
-# in locales/zh_CN/LC_MESSAGES (one .po per page). book-zh executes nothing: it needs the
-# execution cache of `make book` or `make test`. Not part of `make book` until every
-# catalog is translated (tests/check_catalogs.py --all).
+# The Chinese edition alone (issue 18): same sources, translated through the gettext
+# catalogs in locales/zh_CN/LC_MESSAGES (one .po per page, plus _phrases.po for glued
+# wording, _alt.po for figures' alt texts and _ui.po for the theme's strings). It executes
+# nothing: it needs the execution cache of `make book` or `make test`, and it refuses to
+# build while a catalog is incomplete or breaks the markup (tests/check_catalogs.py --all).
 book-zh: setup
 	$(BIN)/python _ext/locale_tools.py build-zh
 

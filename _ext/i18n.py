@@ -22,8 +22,8 @@ does what a stock Sphinx translation of a MyST-NB book gets wrong:
   a figure's alt text (set after the translation step) from ``_alt.po``.
 - **Language switcher.** Every page links to the same page of the other edition, with
   ``<link rel="alternate" hreflang=...>`` in the head and a header button. The English
-  edition links to the Chinese one only when ``i18n_alternates`` lists it (it is set by
-  ``make book-zh``, which builds the Chinese edition into ``_build/html/zh/``).
+  edition links to the Chinese one only when ``i18n_alternates`` lists it (``_config.yml``
+  sets it; ``make book`` builds the Chinese edition into ``_build/html/zh/``).
 """
 
 from __future__ import annotations

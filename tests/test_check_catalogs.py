@@ -83,8 +83,7 @@ def test_an_undeclared_page_is_reported_not_failed(tmp_path):
 
 
 def test_the_books_catalogs():
-    """Every translation keeps its markup; the pages declared complete are complete."""
-    failures, text = _run(ROOT / "locales")
+    """Every translation keeps its markup, and every catalog is complete (0 fuzzy, 0
+    untranslated): `make book` builds the Chinese edition of every page."""
+    failures, text = _run(ROOT / "locales", require_all=True)
     assert failures == 0, text
-    declared = cc.declared_complete(ROOT / "locales" / "zh_CN")
-    assert {"book/intro.po", "book/glossary.po"} <= declared

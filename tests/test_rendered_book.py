@@ -239,7 +239,7 @@ def test_api_reference_documents_normlib():
 
 
 @needs_browser
-@pytest.mark.parametrize("page", PAGES + ["index"])
+@pytest.mark.parametrize("page", PAGES + ["index"] + [f"zh/{p}" for p in PAGES])
 def test_page_renders_in_a_real_browser(browser, page):
     """Headless Chromium, offline: every formula typeset, every image decoded, no console error, no stderr."""
     with open_page(browser, (HTML / f"{page}.html").as_uri()) as (tab, log):
@@ -267,4 +267,20 @@ def test_search_works_offline(browser):
             pass
         hits = tab.evaluate("[...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
         assert any("rmsnorm" in h for h in hits), f"search for RMSNorm found {hits}"
+        assert not log.errors, f"search page: console errors: {log.errors}"
+
+
+@needs_browser
+def test_chinese_search_finds_a_chinese_word(browser):
+    """The Chinese edition's index is segmented (jieba): 雅可比 finds the Jacobian chapter."""
+    with open_page(browser, (HTML / "zh" / "search.html").as_uri() + "?q=雅可比") as (tab, log):
+        try:
+            tab.wait_for_function(
+                "[...document.querySelectorAll('#search-results li a')].some(a => a.getAttribute('href').includes('jacobian'))",
+                timeout=30_000,
+            )
+        except Exception:
+            pass
+        hits = tab.evaluate("[...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
+        assert any("jacobian" in h for h in hits), f"search for 雅可比 found {hits}"
         assert not log.errors, f"search page: console errors: {log.errors}"

@@ -1,7 +1,19 @@
-"""Checks of the built Chinese edition (after `make book-zh`): run with `pytest -m rendered`."""
+"""Checks of the built Chinese edition (``make book`` builds it into ``_build/html/zh``).
+
+Run with ``pytest -m rendered`` (``.ci/run`` does). Every page of the table of contents:
+its glued values are the English page's (the numbers as they are, the glued wording as
+``_phrases.po`` translates it), the two editions link to each other, the title, the UI and
+the part captions are Chinese, no English paragraph is left outside code, math, cell
+outputs, API docstrings and the bibliography, and the landing page states the findings.
+The browser checks (formulas, images, console) and the Chinese search are in
+``tests/test_rendered_book.py``.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,12 +21,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 ZH = HTML / "zh"
-#: pages whose catalogs are complete (locales/zh_CN/COMPLETE)
-PAGES = ["book/intro", "book/glossary"]
+PAGES = re.findall(r"(?:root|file):\s*(\S+)", (ROOT / "_toc.yml").read_text(encoding="utf-8"))
+CJK = re.compile(r"[\u3400-\u9fff]")
+# a run of English words: what an untranslated sentence leaves behind
+_ENGLISH_RUN = re.compile(r"(?:\b[A-Za-z][a-z'’]+\b[,;:]?\s+){5,}[A-Za-z][a-z'’]+")
 
 pytestmark = [
     pytest.mark.rendered,
-    pytest.mark.skipif(not (ZH / "book" / "intro.html").is_file(), reason="the Chinese edition is not built (make book-zh)"),
+    pytest.mark.skipif(not (ZH / "book" / "intro.html").is_file(), reason="the Chinese edition is not built (make book)"),
 ]
 
 
@@ -24,21 +38,53 @@ def _soup(path: Path):
     return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
 
-def _glued(soup) -> list[str]:
+def _phrases():
+    spec = importlib.util.spec_from_file_location("glue_phrases", ROOT / "_ext" / "glue_phrases.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["glue_phrases"] = module
+    spec.loader.exec_module(module)
+    from babel.messages.pofile import read_po
+
+    with (ROOT / "locales" / "zh_CN" / "LC_MESSAGES" / "_phrases.po").open("rb") as f:
+        return module.Phrases.from_catalog({m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy})
+
+
+def _norm(s: str) -> str:
     # the same string; only the English page's smart quotes differ
-    return [x.get_text().replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
-            for x in soup.select("article .pasted-text, article .pasted-inline")]
+    return s.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
+
+
+def _glued(soup) -> list[str]:
+    return [_norm(x.get_text()) for x in soup.select("article .pasted-text, article .pasted-inline")]
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_glued_values_equal_the_english_pages(page):
-    en, zh = _soup(HTML / f"{page}.html"), _soup(ZH / f"{page}.html")
-    assert _glued(zh) == _glued(en)
+    """Every number of a Chinese page is the English page's; glued wording is its translation."""
+    phrases = _phrases()
+    en, zh = _glued(_soup(HTML / f"{page}.html")), _glued(_soup(ZH / f"{page}.html"))
+    assert len(zh) == len(en), f"{page}: {len(zh)} glued values on the Chinese page, {len(en)} on the English"
+    for e, z in zip(en, zh):
+        expected = phrases.translate(e)
+        assert z in {e, _norm(expected or e)}, f"{page}: glued {e!r} shows as {z!r}"
 
 
-def test_the_intro_shows_its_glued_numbers():
-    values = _glued(_soup(ZH / "book" / "intro.html"))
-    assert len(values) >= 5 and all(v.strip() for v in values)
+@pytest.mark.parametrize("page", PAGES)
+def test_no_english_sentence_is_left(page):
+    """Prose, headings, captions, table cells and glued wording are Chinese; code, math,
+    cell outputs, API docstrings and bibliography entries may stay English."""
+    soup = _soup(ZH / f"{page}.html")
+    article = soup.select_one("article")
+    for el in article.select("pre, code, .math, mjx-container, .cell_output, .output, dl.py, "
+                             ".citation, .bibliography, div.highlight, script, style, .docutils.container > .cell_output"):
+        el.decompose()
+    left = []
+    for el in article.select("p, li, h1, h2, h3, h4, figcaption, td, th, .admonition-title, .caption-text"):
+        text = " ".join(el.get_text(" ").split())
+        m = _ENGLISH_RUN.search(text)
+        if m and not el.find(["p", "li", "td"]):
+            left.append(m.group(0)[:100])
+    assert not left, f"{page}: English left on the Chinese page: {left[:8]}"
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -56,8 +102,34 @@ def test_the_editions_link_to_each_other(page):
 @pytest.mark.parametrize("page", PAGES)
 def test_translated_page_has_chinese_title_and_ui(page):
     zh = _soup(ZH / f"{page}.html")
-    assert zh.select_one("article h1").get_text().strip()[0] > "\u2e80"  # a CJK character
+    assert CJK.search(zh.select_one("article h1").get_text()), f"{page}: the title is not Chinese"
     search = zh.select_one("input[name=q]")
     assert search is not None and "搜索" in search.get("placeholder", "")
     captions = [c.get_text(strip=True) for c in zh.select(".caption-text")]
     assert "附录" in captions and "Appendix" not in captions
+
+
+def test_figures_alt_text_is_chinese():
+    missing = []
+    for page in PAGES:
+        for img in _soup(ZH / f"{page}.html").select("article img"):
+            alt = img.get("alt", "")
+            if alt and not CJK.search(alt):
+                missing.append(f"{page}: {alt[:60]}")
+    assert not missing, "figures whose alt text is not translated: " + "; ".join(missing)
+
+
+def test_the_chinese_landing_page_states_the_findings():
+    """The intro's verdict section is translated and carries the glued counts."""
+    soup = _soup(ZH / "book" / "intro.html")
+    text = soup.select_one("article").get_text(" ")
+    assert "我们的发现" in text
+    values = _glued(soup)
+    assert len(values) >= 5 and all(v.strip() for v in values)
+    assert all(CJK.search(v) for v in values if len(v) > 30), "an English sentence is glued on the Chinese intro"
+
+
+def test_the_chinese_search_index_holds_chinese_words():
+    """Without jieba, Sphinx's Chinese index holds no Chinese words."""
+    index = (ZH / "searchindex.js").read_text(encoding="utf-8")
+    assert "雅可比" in index and "归一化" in index

@@ -1,6 +1,6 @@
 """Sphinx extension: the built site carries what a reader needs to run a chapter.
 
-At the start of an HTML build this extension writes, into ``_build/site-downloads/``
+At the start of an HTML build (any HTML builder) this extension writes, into ``_build/site-downloads/``
 (copied into the site's ``downloads/`` when the build finishes):
 
 - ``normlib-<version>-py3-none-any.whl``: the book's helper package, built from this
@@ -79,8 +79,9 @@ def _staging(app) -> Path:
     return build / "site-downloads"
 
 
-def _on_config_inited(app, config) -> None:
-    build_downloads(Path(app.confdir), _staging(app))
+def _on_builder_inited(app) -> None:
+    if app.builder.format == "html":  # not for the gettext catalogs of `make locale-update`
+        build_downloads(Path(app.confdir), _staging(app))
 
 
 def _on_build_finished(app, exception) -> None:
@@ -97,6 +98,6 @@ def _on_build_finished(app, exception) -> None:
 
 
 def setup(app):
-    app.connect("config-inited", _on_config_inited)
+    app.connect("builder-inited", _on_builder_inited)
     app.connect("build-finished", _on_build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -106,6 +106,12 @@ def merge(pot: Path, po: Path, language: str) -> dict:
             catalog = read_po(f, locale=language)
     else:
         catalog = Catalog(locale=language, project="Normalization, re-derived")
+    # an obsolete translation whose English comes back (e.g. a figure caption missing from a
+    # preview extraction) is revived rather than lost: Babel matches only live messages
+    for key, old in list(catalog.obsolete.items()):
+        if old.string and key not in catalog:
+            catalog[old.id] = old
+        del catalog.obsolete[key]
     catalog.update(template, no_fuzzy_matching=False, update_creation_date=False)
     for msgid in [k for k, m in catalog.obsolete.items() if not m.string]:
         del catalog.obsolete[msgid]  # nothing to keep: it was never translated

@@ -54,3 +54,26 @@ def test_an_english_edit_marks_the_translation_fuzzy_and_keeps_the_previous_engl
     text = po.read_text(encoding="utf-8")
     assert '#| msgid "The ratio is {glue:text}`r:.2f` at every depth."' in text
     assert '#~ msgid "Removed later."' in text
+
+
+def test_an_obsolete_translation_is_revived_when_its_english_returns(tmp_path):
+    """A message missing from one extraction (a preview) keeps its translation when it comes back."""
+    from babel.messages.pofile import read_po, write_po
+
+    lt = _load("locale_tools")
+    pot, po = tmp_path / "page.pot", tmp_path / "zh" / "page.po"
+    _pot(pot, ["A caption.", "A paragraph."])
+    lt.merge(pot, po, "zh_CN")
+    with po.open("rb") as f:
+        cat = read_po(f)
+    for m in cat:
+        if m.id:
+            m.string = "译文" + m.id
+    with po.open("wb") as f:
+        write_po(f, cat, width=0)
+    _pot(pot, ["A paragraph."])
+    assert lt.merge(pot, po, "zh_CN")["obsolete"] == 1
+    _pot(pot, ["A caption.", "A paragraph."])
+    assert lt.merge(pot, po, "zh_CN") == {"messages": 2, "fuzzy": 0, "untranslated": 0, "obsolete": 0}
+    with po.open("rb") as f:
+        assert {m.id: m.string for m in read_po(f) if m.id}["A caption."] == "译文A caption."

@@ -92,6 +92,7 @@ class UntranslatableOutputs(SphinxTransform):
                 isinstance(a, addnodes.desc) for a in _ancestors(node)
             ):
                 node["translatable"] = False
+                node["classes"] = node.get("classes", []) + ["normlib-docstring"]  # for the checks
         for container in self.document.findall(nodes.container):
             if "cell_output" not in container.get("classes", []):
                 continue

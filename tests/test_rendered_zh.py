@@ -75,7 +75,7 @@ def test_no_english_sentence_is_left(page):
     cell outputs, API docstrings and bibliography entries may stay English."""
     soup = _soup(ZH / f"{page}.html")
     article = soup.select_one("article")
-    for el in article.select("pre, code, .math, mjx-container, .cell_output, .output, dl.py, "
+    for el in article.select("pre, code, .math, mjx-container, .cell_output, .output, dl.py, .normlib-docstring, "
                              ".citation, .bibliography, div.highlight, script, style, .docutils.container > .cell_output"):
         el.decompose()
     left = []

@@ -55,6 +55,10 @@ def _wordings(arg: ast.AST) -> list[tuple[str, str]]:
         return [(tpl, "template")] + [(s, "wording") for s in inner]
     if isinstance(arg, ast.IfExp):
         return _wordings(arg.body) + _wordings(arg.orelse)
+    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add):  # "a" + ("b" if c else "") + "d"
+        left, right = _wordings(arg.left), _wordings(arg.right)
+        if left and right and all(k == "wording" for _, k in left + right):
+            return [(a + b, "wording") for a, _ in left for b, _ in right]
     return []
 
 

@@ -32,6 +32,7 @@ glue_phrase("k2", z > 2, f"{abs(z):.1f} standard errors {('above' if z > 0 else 
 glue_value("k3", "computed elsewhere" if x else "not computed")
 glue_value("k4", 0.25)
 glue_value("k5", sentence)
+glue_phrase("k6", ok, "Every rate" + (", and more" if more else "") + " trains", "none")
 ```
 '''
 
@@ -41,7 +42,8 @@ def test_both_branches_templates_and_inner_words_are_extracted(tmp_path):
     ch.write_text(CHAPTER, encoding="utf-8")
     ids = list(dict.fromkeys(m for m, _ in gp.source_messages(ch)))
     assert sorted(ids) == sorted(["A is above B", "A is not above B", "{0} standard errors {1} one", "above", "below",
-                   "within noise", "computed elsewhere", "not computed"])
+                   "within noise", "computed elsewhere", "not computed", ", and more",
+                   "Every rate, and more trains", "Every rate trains", "none"])
 
 
 def test_executed_wording_that_no_source_explains_is_added(tmp_path):

@@ -45,7 +45,13 @@ _GLUE_ROLE = re.compile(r"(\{glue(?::[a-z]+)?\}`)(?![^`]*::)([^`]+)`")
 
 def localize_glue_keys(text: str, docpath: str) -> str:
     """Rewrite local glue keys in ``text`` to ``<docpath>::key`` (``docpath`` from the source root)."""
-    return _GLUE_ROLE.sub(lambda m: f"{m.group(1)}/{docpath}::{m.group(2)}`", text)
+    def rewrite(m):
+        key = m.group(2)
+        if m.group(1) == "{glue:text}`" and ":" not in key:
+            key += ":s"  # the role's own default: the cross-document form would read "doc:" as the key
+        return f"{m.group(1)}/{docpath}::{key}`"
+
+    return _GLUE_ROLE.sub(rewrite, text)
 
 
 def _is_translation(app) -> bool:

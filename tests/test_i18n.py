@@ -19,11 +19,12 @@ def _load(name):
 
 def test_local_glue_keys_become_references_to_this_document():
     i18n = _load("i18n")
-    text = ("共 {glue:text}`n:d` 条，{glue}`fig` 与 {glue:md}`t`；"
+    text = ("共 {glue:text}`n:d` 条，{glue}`fig` 与 {glue:md}`t`；{glue:text}`v` 无格式；"
             "{glue:text}`book/other.md::x:.2f` 不变，{ref}`见此 <a>` 不变。")
     out = i18n.localize_glue_keys(text, "book/intro.md")
     assert out == ("共 {glue:text}`/book/intro.md::n:d` 条，{glue}`/book/intro.md::fig` 与 "
-                   "{glue:md}`/book/intro.md::t`；{glue:text}`book/other.md::x:.2f` 不变，{ref}`见此 <a>` 不变。")
+                   "{glue:md}`/book/intro.md::t`；{glue:text}`/book/intro.md::v:s` 无格式；"
+                   "{glue:text}`book/other.md::x:.2f` 不变，{ref}`见此 <a>` 不变。")
 
 
 def _pot(path: Path, msgids: list[str]) -> None:

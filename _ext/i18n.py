@@ -188,6 +188,11 @@ def _translate_glued_wording(app, doctree, docname) -> None:
     for node in doctree.findall(nodes.image):
         if node.get("alt") in phrases.alt:
             node["alt"] = phrases.alt[node["alt"]]
+    ui = getattr(app, "env_ui", None) or {}
+    for node in doctree.findall(nodes.container):  # a folded cell's own prompts
+        for attr in ("prompt_show", "prompt_hide"):
+            if node.get(attr) in ui:
+                node[attr] = ui[node[attr]]
 
 
 def _translate_toc_captions(app, doctree) -> None:

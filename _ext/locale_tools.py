@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import subprocess
 import sys
 import time
@@ -67,6 +68,10 @@ def ui_messages() -> list[tuple[str, str]]:
     out += [(p["caption"], "a part caption of _toc.yml") for p in toc.get("parts", []) if p.get("caption")]
     out += [(s, "hard-coded English of the theme or MyST-NB ({type}: source, outputs or content)")
             for s in UI_STRINGS]
+    prompts = []  # a cell's own prompts (mystnb: code_prompt_show / code_prompt_hide)
+    for doc in _toc_documents():
+        prompts += re.findall(r'code_prompt_(?:show|hide):\s*"([^"]+)"', doc.read_text(encoding="utf-8"))
+    out += [(s, "a folded cell's prompt (cell metadata code_prompt_show/hide)") for s in dict.fromkeys(prompts)]
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -63,20 +64,22 @@ def test_glued_values_equal_the_english_pages(page):
     """Every number of a Chinese page is the English page's; glued wording is its translation."""
     phrases = _phrases()
     en, zh = _glued(_soup(HTML / f"{page}.html")), _glued(_soup(ZH / f"{page}.html"))
-    assert len(zh) == len(en), f"{page}: {len(zh)} glued values on the Chinese page, {len(en)} on the English"
-    for e, z in zip(en, zh):
-        expected = phrases.translate(e)
-        assert z in {e, _norm(expected or e)}, f"{page}: glued {e!r} shows as {z!r}"
+    # Chinese word order may move a value within its paragraph: compare as multisets
+    expected = Counter(_norm(phrases.translate(e) or e) for e in en)
+    shown = Counter(zh)
+    assert shown == expected, (f"{page}: glued values missing on the Chinese page {sorted((expected - shown).elements())[:8]}, "
+                               f"not on the English page {sorted((shown - expected).elements())[:8]}")
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_no_english_sentence_is_left(page):
     """Prose, headings, captions, table cells and glued wording are Chinese; code, math,
-    cell outputs, API docstrings and bibliography entries may stay English."""
+    cell outputs, API docstrings, bibliography entries and the text of external links (a
+    quoted issue title) may stay English."""
     soup = _soup(ZH / f"{page}.html")
     article = soup.select_one("article")
     for el in article.select("pre, code, .math, mjx-container, .cell_output, .output, dl.py, .normlib-docstring, "
-                             ".citation, .bibliography, div.highlight, script, style, .docutils.container > .cell_output"):
+                             ".citation, .bibliography, div.highlight, script, style, a.reference.external"):
         el.decompose()
     left = []
     for el in article.select("p, li, h1, h2, h3, h4, figcaption, td, th, .admonition-title, .caption-text"):

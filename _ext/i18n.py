@@ -189,7 +189,7 @@ def _translate_glued_wording(app, doctree, docname) -> None:
         if node.get("alt") in phrases.alt:
             node["alt"] = phrases.alt[node["alt"]]
     ui = getattr(app, "env_ui", None) or {}
-    for node in doctree.findall(nodes.container):  # a folded cell's own prompts
+    for node in doctree.findall(nodes.Element):  # a folded cell's own prompts (containers, hide nodes)
         for attr in ("prompt_show", "prompt_hide"):
             if node.get(attr) in ui:
                 node[attr] = ui[node[attr]]

@@ -207,6 +207,24 @@ def missing_executions() -> list[str]:
     return missing
 
 
+def search_dictionary(path: Path) -> Path:
+    """A jieba user dictionary of the glossary's Chinese terms, for the search index.
+
+    jieba alone splits 雅可比矩阵 into 雅 / 可比 / 矩阵 and single characters are not
+    indexed, so a search for the Jacobian would find nothing; the glossary's terms (each
+    part of a compound such as 增益与偏置 too) are kept whole.
+    """
+    from babel.messages.pofile import read_po
+
+    with (LOCALES / "zh_CN" / "LC_MESSAGES" / "book" / "glossary.po").open("rb") as f:
+        cells = [m.id for m in read_po(f) if m.id and re.fullmatch(r"[\u4e00-\u9fff（）、/与 ]+", m.id)]
+    words = {w for c in cells for w in re.split(r"[（）、/与 ]+", c) if len(w) > 1}
+    words |= {w[:-2] for w in words if w.endswith("矩阵") and len(w) > 3}  # 雅可比 of 雅可比矩阵
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{w} 100000\n" for w in sorted(words)), encoding="utf-8")
+    return path
+
+
 def build_zh(partial: bool = False) -> int:
     spec = importlib.util.spec_from_file_location("check_catalogs", ROOT / "tests" / "check_catalogs.py")
     checker = importlib.util.module_from_spec(spec)
@@ -226,6 +244,7 @@ def build_zh(partial: bool = False) -> int:
         "gettext_compact": False,
         "nb_execution_cache_path": str(CACHE),
         "nitpicky": True,
+        "html_search_options": {"dict": str(search_dictionary(BUILD / "jieba-glossary.txt"))},
         **extra,
     }, warningiserror=strict)
     t_zh = time.perf_counter() - t0

@@ -181,7 +181,7 @@ def executed_wordings(folder: Path) -> list[tuple[str, str]]:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
                 continue
-            if isinstance(value, str) and " " in value.strip() and re.search(r"[A-Za-z]{3,}", value):
+            if isinstance(value, str) and " " in value.strip() and re.search(r"[A-Za-z]{2,}", value):
                 out.append((value, f"{f.name.split('.')[0]}: {key} (its value in the current execution)"))
     return out
 

@@ -34,21 +34,25 @@ def _pot(path: Path, msgids: list[str]) -> None:
     path.write_text("\n".join(body), encoding="utf-8")
 
 
-def test_an_english_edit_marks_the_translation_fuzzy_and_keeps_the_previous_english(tmp_path):
-    from babel.messages.pofile import read_po
+def _translate_all(po: Path) -> None:
+    """A translator's pass over ``po``: every message gets the msgstr "译文" + msgid."""
+    from babel.messages.pofile import read_po, write_po
 
-    lt = _load("locale_tools")
-    pot, po = tmp_path / "page.pot", tmp_path / "zh" / "page.po"
-    _pot(pot, ["The ratio is {glue:text}`r:.2f` at every depth.", "Removed later."])
-    lt.merge(pot, po, "zh_CN")
     with po.open("rb") as f:
         cat = read_po(f)
     for m in cat:
         if m.id:
             m.string = "译文" + m.id
-    from babel.messages.pofile import write_po
     with po.open("wb") as f:
         write_po(f, cat, width=0)
+
+
+def test_an_english_edit_marks_the_translation_fuzzy_and_keeps_the_previous_english(tmp_path):
+    lt = _load("locale_tools")
+    pot, po = tmp_path / "page.pot", tmp_path / "zh" / "page.po"
+    _pot(pot, ["The ratio is {glue:text}`r:.2f` at every depth.", "Removed later."])
+    lt.merge(pot, po, "zh_CN")
+    _translate_all(po)
     _pot(pot, ["The ratio is {glue:text}`r:.2f` at each depth.", "A new paragraph."])
     counts = lt.merge(pot, po, "zh_CN")
     assert counts == {"messages": 2, "fuzzy": 1, "untranslated": 1, "obsolete": 1}
@@ -59,19 +63,13 @@ def test_an_english_edit_marks_the_translation_fuzzy_and_keeps_the_previous_engl
 
 def test_an_obsolete_translation_is_revived_when_its_english_returns(tmp_path):
     """A message missing from one extraction (a preview) keeps its translation when it comes back."""
-    from babel.messages.pofile import read_po, write_po
+    from babel.messages.pofile import read_po
 
     lt = _load("locale_tools")
     pot, po = tmp_path / "page.pot", tmp_path / "zh" / "page.po"
     _pot(pot, ["A caption.", "A paragraph."])
     lt.merge(pot, po, "zh_CN")
-    with po.open("rb") as f:
-        cat = read_po(f)
-    for m in cat:
-        if m.id:
-            m.string = "译文" + m.id
-    with po.open("wb") as f:
-        write_po(f, cat, width=0)
+    _translate_all(po)
     _pot(pot, ["A paragraph."])
     assert lt.merge(pot, po, "zh_CN")["obsolete"] == 1
     _pot(pot, ["A caption.", "A paragraph."])

@@ -254,33 +254,26 @@ def test_page_renders_in_a_real_browser(browser, page):
         assert not log.errors, f"{page}: console errors: {log.errors}"
 
 
+def _search(browser, search_page: Path, query: str, page: str) -> None:
+    """Search ``query`` on ``search_page``; a hit must link to ``page``, with no console error."""
+    with open_page(browser, search_page.as_uri() + f"?q={query}") as (tab, log):
+        links = "[...document.querySelectorAll('#search-results li a')]"
+        try:
+            tab.wait_for_function(f"{links}.some(a => a.getAttribute('href').includes('{page}'))", timeout=30_000)
+        except Exception:
+            pass  # the assertion below says what was found
+        hits = tab.evaluate(f"{links}.map(a => a.getAttribute('href'))")
+        assert any(page in h for h in hits), f"search for {query} found {hits}"
+        assert not log.errors, f"search page: console errors: {log.errors}"
+
+
 @needs_browser
 def test_search_works_offline(browser):
     """The built-in search finds a chapter from the local index, with no network."""
-    with open_page(browser, (HTML / "search.html").as_uri() + "?q=RMSNorm") as (tab, log):
-        try:
-            tab.wait_for_function(
-                "[...document.querySelectorAll('#search-results li a')].some(a => a.getAttribute('href').includes('rmsnorm'))",
-                timeout=30_000,
-            )
-        except Exception:
-            pass
-        hits = tab.evaluate("[...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
-        assert any("rmsnorm" in h for h in hits), f"search for RMSNorm found {hits}"
-        assert not log.errors, f"search page: console errors: {log.errors}"
+    _search(browser, HTML / "search.html", "RMSNorm", "rmsnorm")
 
 
 @needs_browser
 def test_chinese_search_finds_a_chinese_word(browser):
     """The Chinese edition's index is segmented (jieba): 雅可比矩阵 finds the Jacobian chapter."""
-    with open_page(browser, (HTML / "zh" / "search.html").as_uri() + "?q=雅可比矩阵") as (tab, log):
-        try:
-            tab.wait_for_function(
-                "[...document.querySelectorAll('#search-results li a')].some(a => a.getAttribute('href').includes('jacobian'))",
-                timeout=30_000,
-            )
-        except Exception:
-            pass
-        hits = tab.evaluate("[...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
-        assert any("jacobian" in h for h in hits), f"search for 雅可比矩阵 found {hits}"
-        assert not log.errors, f"search page: console errors: {log.errors}"
+    _search(browser, HTML / "zh" / "search.html", "雅可比矩阵", "jacobian")

@@ -141,9 +141,10 @@ class Phrases:
             if numbers is None:
                 values = {k[1:]: self.exact.get(v, v) for k, v in m.groupdict().items()}
                 return _PLACEHOLDER.sub(lambda n: values.get(n.group(1), n.group(0)), msgstr)
-            new = dict(zip(numbers, m.groups()))
-            if len(new) != len(numbers) and len(set(m.groups())) != len(set(numbers)):
-                continue  # a repeated number that changed in two ways: ambiguous
+            pairs = set(zip(numbers, m.groups()))
+            if len(pairs) != len(set(numbers)):
+                continue  # a number that repeats in the msgid now reads two ways: ambiguous
+            new = dict(pairs)
             return _NUM.sub(lambda n: new.get(n.group(0), n.group(0)), msgstr)
         return None
 

@@ -107,21 +107,22 @@ class UntranslatableOutputs(SphinxTransform):
                     node["translatable"] = False
 
 
-def ui_catalog(app) -> dict[str, str]:
-    """The translated UI strings (``_ui.po``) of the build's language: msgid -> msgstr."""
-    if not _is_translation(app):
-        return {}
+def _catalog(app, name: str) -> dict[str, str]:
+    """The translated, non-fuzzy messages of ``locales/<language>/LC_MESSAGES/<name>``: msgid -> msgstr."""
     from babel.messages.pofile import read_po
 
     found = {}
     for d in app.config.locale_dirs:
-        path = Path(app.srcdir, d, app.config.language, "LC_MESSAGES", "_ui.po")
+        path = Path(app.srcdir, d, app.config.language, "LC_MESSAGES", name)
         if path.is_file():
             with path.open("rb") as f:
-                for m in read_po(f):
-                    if m.id and m.string and not m.fuzzy:
-                        found[m.id] = m.string
+                found.update({m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy})
     return found
+
+
+def ui_catalog(app) -> dict[str, str]:
+    """The translated UI strings (``_ui.po``) of the build's language: msgid -> msgstr."""
+    return _catalog(app, "_ui.po") if _is_translation(app) else {}
 
 
 def _translate_config(app, config) -> None:
@@ -145,28 +146,10 @@ def _translate_config(app, config) -> None:
 def phrase_catalog(app):
     """The glued wordings' translations (``_phrases.po``) as ``glue_phrases.Phrases``, with
     the figures' alt texts (``_alt.po``) as its ``alt`` dict."""
-    import importlib.util
-    import sys
+    import glue_phrases  # _ext is on sys.path: Jupyter Book's local_extensions puts it there
 
-    from babel.messages.pofile import read_po
-
-    spec = importlib.util.spec_from_file_location("glue_phrases", Path(__file__).with_name("glue_phrases.py"))
-    module = sys.modules.get("glue_phrases")
-    if module is None:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["glue_phrases"] = module
-        spec.loader.exec_module(module)
-    def catalog(name):
-        found = {}
-        for d in app.config.locale_dirs:
-            path = Path(app.srcdir, d, app.config.language, "LC_MESSAGES", name)
-            if path.is_file():
-                with path.open("rb") as f:
-                    found.update({m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy})
-        return found
-
-    phrases = module.Phrases.from_catalog(catalog("_phrases.po"))
-    phrases.alt = catalog("_alt.po")
+    phrases = glue_phrases.Phrases.from_catalog(_catalog(app, "_phrases.po"))
+    phrases.alt = _catalog(app, "_alt.po")
     return phrases
 
 

@@ -72,3 +72,6 @@ def test_lookup_exact_template_and_numbers():
     assert p.translate("13.4 ± 0.2, 2.1 standard errors above the bound 13") == "13.4 ± 0.2，比界 13 高 2.1 个标准误"
     assert p.translate("13.4 ± 0.2, 2.1 standard errors below the bound 13") is None  # other words: no guess
     assert p.translate("something else") is None
+    q = gp.Phrases.from_catalog({"64 of 64 rows": "64 行中的 64 行"})
+    assert q.translate("32 of 32 rows") == "32 行中的 32 行"
+    assert q.translate("32 of 64 rows") is None  # which 64 became 32? no guess

@@ -219,7 +219,6 @@ def search_dictionary(path: Path) -> Path:
     with (LOCALES / "zh_CN" / "LC_MESSAGES" / "book" / "glossary.po").open("rb") as f:
         cells = [m.id for m in read_po(f) if m.id and re.fullmatch(r"[\u4e00-\u9fff（）、/与 ]+", m.id)]
     words = {w for c in cells for w in re.split(r"[（）、/与 ]+", c) if len(w) > 1}
-    words |= {w[:-2] for w in words if w.endswith("矩阵") and len(w) > 3}  # 雅可比 of 雅可比矩阵
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{w} 100000\n" for w in sorted(words)), encoding="utf-8")
     return path

@@ -8,7 +8,10 @@ the arithmetic overflows. It also gives the closed forms the chapter checks agai
 the norm product at which a logit can first overflow (:func:`overflow_threshold`) and
 the band that rounding moves it within (:func:`overflow_band`),
 the bound QK-Norm puts on every logit (:func:`qk_norm_bound`), soft-capping
-(:func:`soft_cap`) and rotary position embeddings (:func:`rope`).
+(:func:`soft_cap`) and rotary position embeddings (:func:`rope`); the largest logit a pair of
+projection matrices can produce from normalized tokens (:func:`bilinear_peaks`); and the
+bisections the chapter uses to find where a kernel first fails (:func:`first_failure`, and
+:func:`float16_first_failure` over the values a float16 parameter can take).
 
 numpy only. Explained in the chapter "QK-Norm and half precision" (``book/qk-norm.md``).
 """
@@ -16,6 +19,7 @@ numpy only. Explained in the chapter "QK-Norm and half precision" (``book/qk-nor
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,7 +28,11 @@ from .norms import rms_norm
 
 __all__ = [
     "FP16_MAX",
+    "BilinearPeaks",
     "attention_logits",
+    "bilinear_peaks",
+    "first_failure",
+    "float16_first_failure",
     "overflow_band",
     "overflow_threshold",
     "qk_norm_bound",
@@ -332,7 +340,9 @@ def overflow_threshold(d, *, scale: str = "after", dtype: str = "float16") -> fl
     -----
     Every partial sum of ``Σ_i q_i k_i`` is bounded by ``Σ_i |q_i k_i| ≤ ‖q‖‖k‖``
     (Cauchy–Schwarz), with equality for parallel ``q`` and ``k``. This is the threshold
-    of exact partial sums; rounded ones move it, by a relative amount of order
+    of exact arithmetic on the stored ``q`` and ``k``; for ``"before"`` the rounding of each
+    ``q_i/√d`` lowers the necessary ``‖q‖‖k‖`` to ``R·√d/(1 + u)`` (``u`` the unit roundoff,
+    ``2^-11`` in float16). Rounded partial sums move it, by a relative amount of order
     ``2^-24·d`` with float32 accumulation and up to ``γ_d`` (several percent at d = 128)
     with float16 accumulation (:func:`overflow_band` gives the band):
 
@@ -553,3 +563,201 @@ def attention_logits(
     if cap is not None:
         s = soft_cap(s, cap)
     return s
+
+
+# ----------------------------------------------------------------------------- where a kernel fails
+
+
+def _bracket_ok(fails, lo: float, hi: float) -> None:
+    if not callable(fails):
+        raise TypeError(f"fails must be a callable returning a bool; got {type(fails).__name__}")
+    for x, want, name in ((lo, False, "lo"), (hi, True, "hi")):
+        got = fails(x)
+        if not isinstance(got, (bool, np.bool_)):
+            raise TypeError(f"fails({name}) must return a bool; got {type(got).__name__} {got!r}")
+        if bool(got) is not want:
+            raise ValueError(
+                f"fails({name} = {x!r}) is {bool(got)}; a bisection needs fails(lo) False and fails(hi) True "
+                f"(widen the bracket, or check that the kernel runs at all at lo)"
+            )
+
+
+def first_failure(fails, lo, hi, *, rel: float = 1e-6) -> tuple[float, float]:
+    """Geometric bisection for the smallest ``x`` in ``[lo, hi]`` at which ``fails(x)`` is True.
+
+    Parameters
+    ----------
+    fails : callable
+        ``fails(x) -> bool``, False at ``lo`` and True at ``hi``, with one change in between
+        (a kernel's output turning non-finite as a scale grows).
+    lo, hi : float
+        The bracket, ``0 < lo < hi``.
+    rel : float, keyword-only
+        Stop when ``hi/lo <= 1 + rel`` (> 0).
+
+    Returns
+    -------
+    (last_ok, first_fail) : tuple of float
+        The last ``x`` tried at which ``fails`` was False and the first at which it was True;
+        ``first_fail / last_ok <= 1 + rel``.
+
+    Raises
+    ------
+    TypeError
+        ``fails`` is not callable or returns something other than a bool.
+    ValueError
+        ``fails(lo)`` is True or ``fails(hi)`` is False, or a bad bracket or ``rel``.
+
+    Notes
+    -----
+    The midpoint is geometric, ``sqrt(lo·hi)``, because the chapter's scales span orders of
+    magnitude. The failure point is known only to the bracket ``(last_ok, first_fail]``; a
+    quantity that takes discrete values (a float16 gain) is better searched over those values
+    with :func:`float16_first_failure`. Used in the chapter "QK-Norm and half precision"
+    (``book/qk-norm.md``).
+
+    Examples
+    --------
+    >>> from normlib.attention import first_failure
+    >>> lo, hi = first_failure(lambda x: x * x >= 2.0, 1.0, 2.0, rel=1e-9)
+    >>> round(hi, 6)
+    1.414214
+    """
+    a, b = check_positive_real(lo, "lo"), check_positive_real(hi, "hi")
+    r = check_positive_real(rel, "rel")
+    if not a < b:
+        raise ValueError(f"the bracket needs lo < hi; got lo = {a!r}, hi = {b!r}")
+    _bracket_ok(fails, a, b)
+    while b / a > 1.0 + r:
+        mid = math.sqrt(a * b)
+        if fails(mid):
+            b = mid
+        else:
+            a = mid
+    return a, b
+
+
+def float16_first_failure(fails, lo, hi) -> tuple[float, float]:
+    """The first float16 value in ``[lo, hi]`` at which ``fails`` is True, and the one before it.
+
+    Parameters
+    ----------
+    fails : callable
+        ``fails(g) -> bool`` for a float16 value ``g`` (passed as a Python float), False at
+        ``lo`` and True at ``hi`` with one change in between.
+    lo, hi : float
+        A bracket of finite, positive float16 values (rounded to float16 first), ``lo < hi``.
+
+    Returns
+    -------
+    (last_ok, first_fail) : tuple of float
+        Two consecutive float16 values: ``fails(last_ok)`` is False, ``fails(first_fail)`` True.
+
+    Raises
+    ------
+    TypeError
+        ``fails`` is not callable or returns something other than a bool.
+    ValueError
+        A bracket outside the positive finite float16 range, ``lo >= hi`` after rounding, or
+        ``fails`` not False at ``lo`` and True at ``hi``.
+
+    Notes
+    -----
+    A parameter stored in float16 (a norm gain filled with ``fill_(g)``) can only take float16
+    values; a bisection over the reals stops between two of them, at a number the model never
+    used (22.6171875, the midpoint of 22.609375 and 22.625). Positive float16 values are
+    ordered like their bit patterns, so this bisects over the integers ``uint16`` and returns
+    values the parameter really took. Used in the chapter "QK-Norm and half precision"
+    (``book/qk-norm.md``).
+
+    Examples
+    --------
+    >>> from normlib.attention import float16_first_failure
+    >>> float16_first_failure(lambda g: g >= 22.62, 20.0, 24.0)
+    (22.609375, 22.625)
+    """
+    with np.errstate(over="ignore"):  # a bound beyond float16's range is refused below, not warned about
+        a16, b16 = np.float16(check_positive_real(lo, "lo")), np.float16(check_positive_real(hi, "hi"))
+    if not (np.isfinite(a16) and np.isfinite(b16)) or not a16 > 0 or not a16 < b16:
+        raise ValueError(f"the bracket needs positive finite float16 values lo < hi; got {float(a16)!r}, {float(b16)!r}")
+    i, j = int(a16.view(np.uint16)), int(b16.view(np.uint16))
+
+    def val(k: int) -> float:
+        return float(np.array(k, dtype=np.uint16).view(np.float16))
+
+    _bracket_ok(fails, val(i), val(j))
+    while j - i > 1:
+        m = (i + j) // 2
+        if fails(val(m)):
+            j = m
+        else:
+            i = m
+    return val(i), val(j)
+
+
+# ----------------------------------------------------------------------------- the bilinear form
+
+
+@dataclass(frozen=True)
+class BilinearPeaks:
+    """The largest ``|x_iᵀ W_qᵀ W_k x_j|`` over unit vectors: two tokens, and one token (i = j)."""
+
+    two_tokens: float
+    one_token: float
+
+
+def bilinear_peaks(w_q, w_k) -> BilinearPeaks:
+    """How large a raw attention product two projections can make from unit-norm tokens.
+
+    Parameters
+    ----------
+    w_q, w_k : array_like, shape (d_head, d_model)
+        Query and key projection matrices (``q = W_q x``, ``k = W_k x``), real and finite.
+
+    Returns
+    -------
+    BilinearPeaks
+        ``two_tokens = σ_max(W_qᵀ W_k)``: the largest ``|q_i·k_j|`` for unit ``x_i``, ``x_j``
+        (attained with ``x_i``, ``x_j`` along the top left and right singular vectors);
+        ``one_token = max |λ(S)|`` with ``S = (W_qᵀ W_k + W_kᵀ W_q)/2``: the largest
+        ``|q·k|`` of a single unit token, ``xᵀ W_qᵀ W_k x = xᵀ S x``. Multiply by
+        ``‖x_i‖‖x_j‖`` (``d_model`` for RMS-normalized tokens with unit gain).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-real input, matrices that are not 2-D, of different shapes or not finite.
+
+    Notes
+    -----
+    ``q_i·k_j = x_iᵀ A x_j`` with ``A = W_qᵀ W_k`` (``d_model × d_model``, rank at most
+    ``d_head``), so ``|q_i·k_j| ≤ σ_max(A)‖x_i‖‖x_j‖`` with equality for the top singular
+    pair. One token sees only the symmetric part: ``xᵀAx = xᵀSx ≤ max|λ(S)|‖x‖²``, which is at
+    most ``σ_max(A)`` and in general smaller. Both are computed without forming ``A``:
+    with QR factors ``W_qᵀ = Q_1R_1`` and ``W_kᵀ = Q_2R_2``, ``σ(A) = σ(R_1R_2ᵀ)``, and ``S``
+    lives in the span of ``[Q_1, Q_2]`` (dimension ``≤ 2 d_head``). With RoPE and biases the
+    product of positions ``m``, ``n`` is ``(W_q x_m + b_q)ᵀ R_{n−m} (W_k x_n + b_k)``; the
+    rotation keeps norms, so these peaks still bound the weight term of two tokens. Explained
+    in the chapter "QK-Norm and half precision" (``book/qk-norm.md``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from normlib.attention import bilinear_peaks
+    >>> p = bilinear_peaks(np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]))  # q·k = x_1 y_2
+    >>> p.two_tokens, p.one_token  # two tokens reach 1; one token at most 1/2 (x_1 x_2)
+    (1.0, 0.5)
+    """
+    a, b = _real(w_q, "w_q"), _real(w_k, "w_k")
+    if a.ndim != 2 or a.shape != b.shape or 0 in a.shape:
+        raise ValueError(f"w_q and w_k must be 2-D of the same shape (d_head, d_model); got {a.shape} and {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("w_q and w_k must be finite")
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    q1, r1 = np.linalg.qr(a.T)  # (d_model, h), (h, h)
+    q2, r2 = np.linalg.qr(b.T)
+    two = float(np.linalg.norm(r1 @ r2.T, 2))
+    basis, _ = np.linalg.qr(np.concatenate([q1, q2], axis=1))  # spans the column spaces of A and Aᵀ
+    m = (basis.T @ q1) @ (r1 @ r2.T) @ (q2.T @ basis)  # A in that basis
+    one = float(np.max(np.abs(np.linalg.eigvalsh((m + m.T) / 2.0))))
+    return BilinearPeaks(two_tokens=two, one_token=one)

@@ -12,7 +12,60 @@ import html
 
 from .claims import CheckResult, check
 
-__all__ = ["verify", "glue_value", "glue_phrase", "glue_quoted", "shown_key", "CheckTable"]
+__all__ = ["verify", "expect", "SentenceUnsupported", "glue_value", "glue_phrase", "glue_quoted", "shown_key",
+           "CheckTable", "check_table_md"]
+
+
+class SentenceUnsupported(AssertionError):
+    """The data no longer support a sentence the page states: rewrite the sentence."""
+
+
+def expect(condition, key: str, sentence: str) -> None:
+    """Guard a hand-written sentence: raise when the data computed beside it stop supporting it.
+
+    Parameters
+    ----------
+    condition : bool
+        What the sentence asserts, computed from the data (a numpy bool is accepted). Its
+        margin comes from the measurement's uncertainty, like a check's window (write
+        ``lo > 1``, the lower end of an interval, not ``mean > 1``).
+    key : str
+        The sentence's name; the page marks the sentence with a comment line
+        ``% guard: <key>`` just before its paragraph, list item or admonition, and
+        ``tests/test_guards.py`` pairs every marker with an ``expect`` call of the same key.
+    sentence : str
+        The sentence (or its gist), repeated in the error so the author knows what to rewrite.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        ``condition`` is not a bool, or ``key`` or ``sentence`` is not a non-empty str.
+    SentenceUnsupported
+        ``condition`` is false: the page (and so nbval and the book's build) fails, naming the
+        sentence to rewrite.
+
+    Notes
+    -----
+    Headings, verdict boxes, "what this means in practice" paragraphs, findings and summaries
+    are written by hand and guarded this way; wording generated from data
+    (:func:`glue_phrase`) is kept for results that legitimately vary by machine. See
+    CONTRIBUTING.md and, for an example, the landing page (``book/intro.md``).
+    """
+    import numpy as np
+
+    if not isinstance(condition, (bool, np.bool_)):
+        raise TypeError(f"expect({key!r}): condition must be a bool; got {type(condition).__name__}")
+    for name, v in (("key", key), ("sentence", sentence)):
+        if not isinstance(v, str) or not v.strip():
+            raise TypeError(f"expect: {name} must be a non-empty str; got {v!r}")
+    if not bool(condition):
+        raise SentenceUnsupported(
+            f"the data no longer support the sentence {key!r}: rewrite it (and its translation): {sentence}"
+        )
 
 
 def glue_value(key: str, value, *, display: bool = False, machine_dependent: bool = False):
@@ -221,3 +274,48 @@ class CheckTable:
             exp = "" if r.expected is None else str(r.expected)
             lines.append(f"| `{r.id}` | {r.check.what} | **{r.shown}** | {exp} | {r.check.tolerance()} | ✓ pass |")
         return "\n".join(lines)
+
+
+def check_table_md(check_ids, *, page: str) -> str:
+    """A Markdown table of checks that another page ran, its values glued from that page.
+
+    Parameters
+    ----------
+    check_ids : iterable of str
+        Check IDs of ``claims.toml``, in the order to show them.
+    page : str
+        The page (path under ``book/`` without ``.md``, e.g. ``"rmsnorm"``) whose cells called
+        :func:`verify` for these checks.
+
+    Returns
+    -------
+    str
+        A Markdown table (check, what is measured, the value, the window, why the window is
+        that wide, a value the window rejects); each value is a cross-document glue role
+        ``{glue:text}`/book/<page>.md::<id>__shown:s```, so the evidence page shows the number
+        the lecture checked, without running the computation again.
+
+    Raises
+    ------
+    KeyError
+        An unknown check ID.
+
+    Notes
+    -----
+    An evidence page (``book/evidence/<chapter>.md``) displays this with
+    ``IPython.display.Markdown``; a value the lecture did not glue fails the ``-W`` build.
+    See the claims ledger (``book/ledger.md``).
+    """
+    from .claims import registry
+
+    _, checks = registry()
+    rows = ["| check | what is measured | value | window | why this window | rejects |", "|---|---|---|---|---|---|"]
+    for cid in check_ids:
+        if cid not in checks:
+            raise KeyError(f"no check {cid!r} in claims.toml")
+        k = checks[cid]
+        cx = "" if k.counterexample is None else str(k.counterexample)
+        cells = [f"`{cid}`", k.what, f"**{{glue:text}}`/book/{page}.md::{shown_key(cid)}:s`**",
+                 k.tolerance(), k.why, cx]
+        rows.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    return "\n".join(rows)

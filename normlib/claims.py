@@ -4,9 +4,30 @@ The registry lives in ``claims.toml`` next to this module. It has two tables:
 
 ``[claim."C3.6"]``
     One entry per claim of the catalogue (the IDs of ``CLAIMS.md``): the chapter
-    that owns it, a one-line statement, the article's number, the ledger status,
-    the source verdict (for claims about what a paper or model code says), and
-    the MyST label of the section that checks it.
+    that owns it, a one-line ``statement`` in the book's words, and
+
+    * ``kind``: ``"article"`` (the default: a claim the article makes) or
+      ``"extension"`` (a question the book adds; shown and counted apart);
+    * ``article_zh``: the article's own words for the claim, a short verbatim span of
+      the article (at most about 30 characters; ``tests/test_claims_registry.py`` finds
+      it in the article's text), and ``article_en``, its faithful English translation;
+    * ``article_number``: the number the article printed, or ``"—"``;
+    * ``verdict``: the book's judgment of the article's sentence, one of
+      :data:`VERDICTS`, and ``verdict_by``: ``"source"`` (a paper or a model's code
+      decides it) or ``"book"`` (the book's own computation decides it); every article
+      claim has one, an extension none;
+    * ``reason``: the verdict's reason (for an extension: its finding) in one plain
+      sentence;
+    * ``method``: how the book knows, one of :data:`METHODS`;
+    * optional: ``source`` (what the primary source says, in more detail), ``label``
+      (the MyST label of the lecture's section), ``evidence`` (the label of the evidence
+      page's section), ``note`` (the finding in more detail) and ``headline`` (below).
+
+``[quote."name"]``
+    Other short verbatim spans of the article that the book quotes (``zh``, ``en`` and
+    optionally the ``claim`` they belong to). The ``{article}`` role (``_ext/article_quotes.py``)
+    shows a claim's span or a named one: in Chinese on the Chinese edition, in English with
+    the original beside it on the English one. Nothing else may be quoted as the article's.
 
 ``[check."C3.6a"]``
     One entry per measured number. Its ID starts with the claim's ID. A check
@@ -47,8 +68,10 @@ from typing import Mapping
 import numpy as np
 
 __all__ = [
-    "STATUSES",
+    "METHODS",
     "VERDICTS",
+    "VERDICT_BY",
+    "KINDS",
     "Claim",
     "Check",
     "CheckResult",
@@ -56,27 +79,36 @@ __all__ = [
     "registry",
     "claim_of",
     "check",
-    "source_verdict",
+    "verdict_of",
+    "ArticleQuote",
+    "article_quotes",
     "Quoted",
     "quoted_numbers",
     "counterexample_result",
 ]
 
-STATUSES = (
-    "pending",
-    "reproduced",
-    "re-derived",
-    "differs",
-    "source-checked",
-    "not-reproducible-here",
-)
+#: How the book knows (a claim's ``method``): the article's number re-computed here; the
+#: statement computed and checked by the book (no number in the article); a fact about a
+#: paper or model code, read there; or needs data or hardware this book cannot have.
+METHODS = ("reproduced", "re-derived", "source-checked", "not-reproducible-here")
 
-#: Source verdicts (CLAIMS.md), in the order the book reports them. A claim's ``verdict``
-#: text starts with one of them (see :func:`source_verdict`).
+#: The verdicts on the article's sentences, in the order the book reports them.
 VERDICTS = ("CORRECT", "IMPRECISE", "WRONG", "UNSUPPORTED")
+
+#: Who decides a verdict: the primary source, or the book's own computation.
+VERDICT_BY = ("source", "book")
+
+#: A claim of the article, or a question the book adds.
+KINDS = ("article", "extension")
+
+#: The longest ``article_zh`` span a claim or a named quote may carry (the title excepted).
+MAX_SPAN = 32
 
 _REGISTRY_PATH = Path(__file__).with_name("claims.toml")
 _CLAIM_ID = re.compile(r"^C\d+\.\d+$")
+_QUOTE_KEY = re.compile(r"^[a-z][a-z0-9-]*$")
+# a sentence boundary inside a reason: ". " (or ! ?) then a capital, except after "et al."
+_SENTENCE_BREAK = re.compile(r"(?<!\bal)[.!?] +[A-Z]")
 _CHECK_ID = re.compile(r"^(C\d+\.\d+)([a-z0-9_.-]*)$")
 
 
@@ -91,12 +123,35 @@ class Claim:
     id: str
     chapter: str
     statement: str
-    article: str
-    status: str
+    method: str
+    reason: str
+    kind: str = "article"
+    article_zh: str = ""
+    article_en: str = ""
+    article_number: str = "—"
     verdict: str = ""
+    verdict_by: str = ""
+    source: str = ""
     label: str = ""
+    evidence: str = ""
     note: str = ""
     headline: tuple[str, ...] = ()
+
+    @property
+    def is_extension(self) -> bool:
+        """A question the book adds, not a claim of the article."""
+        return self.kind == "extension"
+
+
+def _exact(x: float) -> str:
+    """The shortest text that reads back as exactly ``x``: ``0.995``, ``3.27``, ``0.99512345``, ``1e-06``, ``12``.
+
+    A window is printed as it is applied: ``format(x, "g")`` keeps six significant digits
+    (0.99512345 would read 0.995123) and ``.2g`` two (0.995 would read 0.99). ``repr`` of a
+    float is the shortest string that round-trips; a trailing ``.0`` is dropped.
+    """
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
 
 
 @dataclass(frozen=True)
@@ -145,20 +200,24 @@ class Check:
         return "range"
 
     def tolerance(self) -> str:
-        """A short human-readable description of the acceptance rule."""
+        """A short human-readable description of the acceptance rule.
+
+        Every number in it is the one applied, to the last digit (``in [0.2, 0.995]``,
+        ``atol 0.0012345678``): the check tables and the evidence pages print this text.
+        """
         if self.mode == "bool":
             return "must hold"
         if self.mode == "printed":
-            return f"reads {self.printed} at the article's precision"
+            return f"reads {self.printed} at the printed precision"
         if self.mode == "close":
             parts = []
             if self.atol:
-                parts.append(f"atol {self.atol:g}")
+                parts.append(f"atol {_exact(self.atol)}")
             if self.rtol:
-                parts.append(f"rtol {self.rtol:g}")
+                parts.append(f"rtol {_exact(self.rtol)}")
             return " + ".join(parts) if parts else "exact"
-        lo = "-∞" if self.lo is None else f"{self.lo:g}"
-        hi = "+∞" if self.hi is None else f"{self.hi:g}"
+        lo = "-∞" if self.lo is None else _exact(self.lo)
+        hi = "+∞" if self.hi is None else _exact(self.hi)
         return f"in [{lo}, {hi}]"
 
 
@@ -194,10 +253,11 @@ def registry() -> tuple[Mapping[str, Claim], Mapping[str, Check]]:
     Raises
     ------
     ValueError
-        A malformed ID, an unknown field, a bad status, a verdict that starts with no
-        word of ``VERDICTS``, a headline naming a check of another claim (or a timing),
-        or a check that does not give exactly one acceptance rule (the message names the
-        entry).
+        A malformed ID, an unknown or missing field, a bad kind or method, an article
+        claim without a verdict word of ``VERDICTS``, its ``verdict_by`` or its span, an
+        extension with a verdict or a span, a reason that is not one sentence, a headline naming a check of another claim (or a timing),
+        a check that does not give exactly one acceptance rule, or a window end or tolerance
+        that is not a finite number (the message names the entry).
 
     Notes
     -----
@@ -216,9 +276,7 @@ def registry() -> tuple[Mapping[str, Claim], Mapping[str, Check]]:
             c = Claim(id=cid, headline=tuple(headline), **entry)
         except TypeError as exc:  # unknown or missing fields
             raise ValueError(f"claims.toml: claim {cid}: {exc}") from exc
-        if c.status not in STATUSES:
-            raise ValueError(f"claims.toml: claim {cid} has status {c.status!r}; expected one of {STATUSES}")
-        source_verdict(c)  # raises on a verdict that starts with no known word
+        _validate_claim(c)
         claims[cid] = c
     checks: dict[str, Check] = {}
     for kid, entry in raw.get("check", {}).items():
@@ -251,8 +309,8 @@ def _no_negative_zero(text: str) -> str:
     return text
 
 
-def source_verdict(claim: Claim) -> str:
-    """The source verdict of a claim: one of :data:`VERDICTS`, or ``""`` if it has none.
+def verdict_of(claim: Claim) -> str:
+    """The verdict word of a claim of the article, or ``""`` for an extension.
 
     Parameters
     ----------
@@ -261,26 +319,44 @@ def source_verdict(claim: Claim) -> str:
     Returns
     -------
     str
-        The word the claim's ``verdict`` text starts with (``"CORRECT numbers, with
-        caveats"`` gives ``"CORRECT"``), or ``""`` for an empty verdict.
-
-    Raises
-    ------
-    ValueError
-        A non-empty verdict that starts with none of :data:`VERDICTS`.
+        One of :data:`VERDICTS` (validated at load), or ``""`` for ``kind = "extension"``.
 
     Notes
     -----
-    The landing page (``book/intro.md``) counts claims by this word; the claims ledger
-    (``book/ledger.md``) shows the full text.
+    The landing page (``book/intro.md``) counts the article's claims by this word, and the
+    claims ledger (``book/ledger.md``) shows it in every row.
     """
-    text = claim.verdict.strip()
-    if not text:
-        return ""
-    m = re.match(r"[A-Z]+", text)
-    if not m or m.group(0) not in VERDICTS:
-        raise ValueError(f"claim {claim.id}: verdict {text[:40]!r} does not start with one of {VERDICTS}")
-    return m.group(0)
+    return "" if claim.is_extension else claim.verdict
+
+
+def _validate_claim(c: Claim) -> None:
+    """Raise ValueError on a claim whose fields break the rules of the module docstring."""
+    where = f"claims.toml: claim {c.id}"
+    for name in ("chapter", "statement", "method", "reason", "kind", "article_zh", "article_en",
+                 "article_number", "verdict", "verdict_by", "source", "label", "evidence", "note"):
+        if not isinstance(getattr(c, name), str):
+            raise ValueError(f"{where}: {name} must be a string; got {getattr(c, name)!r}")
+    if c.kind not in KINDS:
+        raise ValueError(f"{where} has kind {c.kind!r}; expected one of {KINDS}")
+    if c.method not in METHODS:
+        raise ValueError(f"{where} has method {c.method!r}; expected one of {METHODS}")
+    if not c.reason.strip():
+        raise ValueError(f"{where}: empty reason (one plain sentence: why the verdict, or the extension's finding)")
+    if _SENTENCE_BREAK.search(c.reason.strip()):
+        raise ValueError(f"{where}: the reason must be one sentence; got {c.reason[:60]!r}…")
+    if c.is_extension:
+        for name in ("verdict", "verdict_by", "article_zh", "article_en"):
+            if getattr(c, name):
+                raise ValueError(f"{where} is an extension (the book's own question): it takes no {name}")
+        return
+    if c.verdict not in VERDICTS:
+        raise ValueError(f"{where} has verdict {c.verdict!r}; every claim of the article needs one of {VERDICTS}")
+    if c.verdict_by not in VERDICT_BY:
+        raise ValueError(f"{where} has verdict_by {c.verdict_by!r}; expected one of {VERDICT_BY}")
+    if not c.article_zh.strip() or not c.article_en.strip():
+        raise ValueError(f"{where}: a claim of the article needs article_zh (the article's own words) and article_en")
+    if len(c.article_zh) > MAX_SPAN:
+        raise ValueError(f"{where}: article_zh is {len(c.article_zh)} characters; a span is at most {MAX_SPAN}")
 
 
 def _validate_check(k: Check) -> None:
@@ -308,6 +384,13 @@ def _validate_check(k: Check) -> None:
         v = getattr(k, name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v >= 0)):
             raise ValueError(f"claims.toml: check {k.id}: {name} must be a finite number >= 0; got {v!r}")
+    for name in ("lo", "hi"):
+        v = getattr(k, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            # a NaN end accepts every value (every comparison with NaN is false); an infinite one
+            # is no end: leave it out
+            raise ValueError(f"claims.toml: check {k.id}: {name} must be a finite number (omit it for an open end); "
+                             f"got {v!r}")
     if k.lo is not None and k.hi is not None and not k.lo <= k.hi:
         raise ValueError(f"claims.toml: check {k.id}: lo {k.lo!r} > hi {k.hi!r}")
     if not isinstance(k.timing, bool):
@@ -388,21 +471,19 @@ def check(check_id: str, measured, *, expected: float | None = None) -> CheckRes
     TypeError
         A non-numeric measurement (or non-bool for a bool check).
     ClaimCheckFailed
-        The measurement is outside the registered tolerance (or NaN).
+        The measurement is outside the registered tolerance (or NaN), or the reference of a
+        close check is not a finite number.
 
     Notes
     -----
     The acceptance rules: ``printed`` (``format(m, fmt) == printed``), ``close``
     (:math:`|m - e| \\le \\mathrm{atol} + \\mathrm{rtol}\\,|e|`), ``range``
-    (:math:`lo \\le m \\le hi`) and ``bool`` (the measurement is true). A claim still
-    ``pending`` fails every check. Results are listed on the ledger page (``book/ledger.md``).
+    (:math:`lo \\le m \\le hi`) and ``bool`` (the measurement is true). Results are listed on the ledger page (``book/ledger.md``).
     """
-    claims, checks = registry()
+    _, checks = registry()
     if check_id not in checks:
         raise _unknown_check(check_id, checks)
     k = checks[check_id]
-    if claims[k.claim].status == "pending":
-        raise ClaimCheckFailed(f"{check_id}: claim {k.claim} is still 'pending' in claims.toml")
     if k.mode == "bool":
         if not isinstance(measured, (bool, np.bool_)):
             raise TypeError(f"{check_id}: a bool check needs a bool measurement; got {type(measured).__name__}")
@@ -432,6 +513,10 @@ def check(check_id: str, measured, *, expected: float | None = None) -> CheckRes
                 f"{check_id}: give the reference either in claims.toml or as expected=, exactly once"
             )
         e = float(k.expected if expected is None else expected)
+        if not math.isfinite(e):
+            # an infinite reference would make the rtol window infinite (|m - inf| <= rtol·inf
+            # holds for every finite m); a NaN one fails every comparison: both are refused
+            raise ClaimCheckFailed(f"{check_id} ({k.what}): the reference {e!r} is not a finite number")
         tol = (k.atol or 0.0) + (k.rtol or 0.0) * abs(e)
         if not abs(m - e) <= tol:
             raise ClaimCheckFailed(
@@ -444,6 +529,66 @@ def check(check_id: str, measured, *, expected: float | None = None) -> CheckRes
     if (k.lo is not None and m < k.lo) or (k.hi is not None and m > k.hi):
         raise ClaimCheckFailed(f"{check_id} ({k.what}): measured {m!r} is outside {k.tolerance()}")
     return CheckResult(k, m, None, shown)
+
+
+# ----------------------------------------------------------------------------- the article's words
+
+
+@dataclass(frozen=True)
+class ArticleQuote:
+    """A short verbatim span of the article, with its English translation."""
+
+    key: str
+    zh: str
+    en: str
+    claim: str = ""
+
+
+@lru_cache(maxsize=1)
+def article_quotes() -> Mapping[str, ArticleQuote]:
+    """Every span of the article the book may quote: each claim's, and the named ones.
+
+    Returns
+    -------
+    mapping of str to ArticleQuote
+        Read-only. A claim's span is keyed by the claim's ID (``"C3.8"``), a named span of
+        ``[quote."name"]`` by its name (``"contraction-tax"``, ``"title"``).
+
+    Raises
+    ------
+    ValueError
+        A malformed name, an unknown or missing field, an empty span or translation, a
+        span longer than ``MAX_SPAN`` characters (the title excepted), or a ``claim``
+        that is not a registered claim of the article.
+
+    Notes
+    -----
+    The ``{article}`` role (``_ext/article_quotes.py``) renders these wherever a page quotes
+    the article (the landing page ``book/intro.md``, the claims ledger ``book/ledger.md``, the
+    chapters), and ``tests/test_claims_registry.py`` finds every ``zh`` verbatim in the
+    article's text.
+    """
+    claims, _ = registry()
+    raw = tomllib.loads(_REGISTRY_PATH.read_text(encoding="utf-8"))
+    out: dict[str, ArticleQuote] = {
+        c.id: ArticleQuote(key=c.id, zh=c.article_zh, en=c.article_en, claim=c.id)
+        for c in claims.values() if not c.is_extension
+    }
+    for key, entry in raw.get("quote", {}).items():
+        if not _QUOTE_KEY.match(key):
+            raise ValueError(f"claims.toml: quote name {key!r} must look like 'contraction-tax'")
+        try:
+            q = ArticleQuote(key=key, **entry)
+        except TypeError as exc:
+            raise ValueError(f"claims.toml: quote {key}: {exc}") from exc
+        if not all(isinstance(v, str) for v in (q.zh, q.en, q.claim)) or not q.zh.strip() or not q.en.strip():
+            raise ValueError(f"claims.toml: quote {key}: zh and en must be non-empty strings")
+        if key != "title" and len(q.zh) > MAX_SPAN:
+            raise ValueError(f"claims.toml: quote {key}: zh is {len(q.zh)} characters; a span is at most {MAX_SPAN}")
+        if q.claim and (q.claim not in claims or claims[q.claim].is_extension):
+            raise ValueError(f"claims.toml: quote {key}: claim {q.claim!r} is not a registered claim of the article")
+        out[key] = q
+    return MappingProxyType(out)
 
 
 # ----------------------------------------------------------------------------- quoted numbers

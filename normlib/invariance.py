@@ -30,6 +30,7 @@ __all__ = [
     "NORMS",
     "TRANSFORMS",
     "TRANSFORM_TITLES",
+    "NORM_TITLES",
     "PAPER_TABLE",
     "weight_norm",
     "normalized_layer",
@@ -65,6 +66,15 @@ TRANSFORM_TITLES = {
     "dataset_recenter": "Dataset re-centering",
     "case_rescale": "Single training case re-scaling",
 }
+
+#: Row titles of the table.
+NORM_TITLES = {"batchnorm": "BatchNorm", "weightnorm": "WeightNorm", "layernorm": "LayerNorm",
+               "rmsnorm": "RMSNorm", "prmsnorm": "pRMSNorm"}
+
+#: Short column titles for the book's tables.
+_SHORT_TITLES = {"weight_matrix_rescale": "W re-scaled", "weight_matrix_recenter": "W re-centered",
+                 "weight_vector_rescale": "one unit's w re-scaled", "dataset_rescale": "data re-scaled",
+                 "dataset_recenter": "data re-centered", "case_rescale": "one case re-scaled"}
 
 #: Table 1 of Ba et al. (2016) and the RMSNorm/pRMSNorm rows of Zhang & Sennrich (2019):
 #: True = invariant, False = not invariant, in the order of ``TRANSFORMS``.
@@ -439,6 +449,27 @@ class InvarianceTable:
     def smallest_broken_residual(self) -> float:
         """The mildest residual among the cells judged not invariant (inf if there are none)."""
         return min((c.residual for c in self.cells if not c.invariant), default=float("inf"))
+
+    def verdict_markdown(self) -> str:
+        """A Markdown table of the derived verdicts (✓ invariant, ✗ not), a cell that disagrees with
+        the papers marked with theirs, and a last column counting the agreements per row."""
+        lines = ["| | " + " | ".join(_SHORT_TITLES[t] for t in TRANSFORMS) + " | agrees with the papers |",
+                 "|---" * (len(TRANSFORMS) + 2) + "|"]
+        for norm in NORMS:
+            cells, agree = [], 0
+            for j, t in enumerate(TRANSFORMS):
+                mine, paper = self.cell(norm, t).invariant, PAPER_TABLE[norm][j]
+                agree += mine == paper
+                cells.append(("✓" if mine else "✗") + ("" if mine == paper else " (paper: " + ("✓" if paper else "✗") + ")"))
+            lines.append(f"| {NORM_TITLES[norm]} | " + " | ".join(cells) + f" | {agree} of {len(TRANSFORMS)} |")
+        return "\n".join(lines)
+
+    def residual_markdown(self) -> str:
+        """A Markdown table of the worst relative change of the output behind each verdict."""
+        lines = ["| | " + " | ".join(_SHORT_TITLES[t] for t in TRANSFORMS) + " |", "|---" * (len(TRANSFORMS) + 1) + "|"]
+        for norm in NORMS:
+            lines.append(f"| {NORM_TITLES[norm]} | " + " | ".join(f"{self.cell(norm, t).residual:.0e}" for t in TRANSFORMS) + " |")
+        return "\n".join(lines)
 
 
 def invariance_table(

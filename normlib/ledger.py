@@ -1,11 +1,13 @@
 """What the landing page and the claims ledger show about the registry.
 
-One rule labels every claim of ``claims.toml`` for the reader: a claim with a source
-verdict (the primary source read against the article: CORRECT, IMPRECISE, WRONG,
-UNSUPPORTED) is labelled by that verdict; every other claim is labelled by its status
-(what the book computed: reproduced, re-derived, differs, ...). The landing page's
-table and figure of the verdicts and the ledger's filter are all built from that one
-rule here, so they cannot disagree with the registry or with each other.
+One rule labels every claim of ``claims.toml`` for the reader: a claim of the article is
+labelled by its verdict (CORRECT, IMPRECISE, WRONG, UNSUPPORTED: the book's judgment of the
+article's sentence, decided by a primary source or by the book's own computation); a
+question the book adds is labelled ``extension`` and counted apart. How the book knows
+(``method``: reproduced, re-derived, source-checked, not reproducible here) is shown beside
+the verdict, never instead of it. The landing page's counts, table and figure, and the
+ledger's rows and filter are all built here, so they cannot disagree with the registry or
+with each other.
 
 matplotlib is imported only inside :func:`verdict_figure`.
 """
@@ -15,59 +17,78 @@ from __future__ import annotations
 import html
 import re
 import textwrap
+from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-from .claims import STATUSES, VERDICTS, Claim, source_verdict
+from .claims import METHODS, VERDICT_BY, VERDICTS, Check, Claim, verdict_of
 
 __all__ = [
+    "EXTENSION",
     "LABELS",
-    "toc_chapters",
     "LABEL_TEXT",
     "LABEL_COLORS",
+    "METHOD_TEXT",
+    "BY_TEXT",
+    "Counts",
+    "toc_chapters",
     "claim_label",
+    "counts",
     "label_groups",
     "verdict_table",
     "filter_rows",
     "filter_controls_html",
     "verdict_figure",
+    "ledger_rows",
     "glue_from_chapter",
 ]
 
-#: Every label a claim can carry, in the order the book reports them: the source
-#: verdicts first, then the statuses of claims without one.
-LABELS = VERDICTS + STATUSES[1:] + STATUSES[:1]
+#: The label of a question the book adds (``kind = "extension"``).
+EXTENSION = "extension"
+
+#: Every label a claim can carry, in the order the book reports them.
+LABELS = VERDICTS + (EXTENSION,)
 
 #: What each label tells a reader (one phrase each).
 LABEL_TEXT = {
-    "CORRECT": "the primary source says what the article says",
-    "IMPRECISE": "right in substance, wrong in a detail that matters",
-    "WRONG": "the primary source says otherwise",
-    "UNSUPPORTED": "no primary source says it",
-    "reproduced": "the article's own numbers, re-computed here",
-    "re-derived": "the article printed no number; the book computed the statement and checked it",
-    "differs": "re-computed here, and the result does not match the article",
-    "source-checked": "a statement about a source, read there",
-    "not-reproducible-here": "needs data or hardware this book cannot have",
-    "pending": "not examined",
+    "CORRECT": "the article's sentence is right",
+    "IMPRECISE": "right in substance, but loose or wrong in a detail that matters",
+    "WRONG": "the source or the book's computation says otherwise",
+    "UNSUPPORTED": "neither its source nor the book's computation supports it",
+    EXTENSION: "a question the book adds; not a claim of the article",
 }
 
-#: One Okabe–Ito colour per label (normlib.plotting.PALETTE), for the verdict figure.
+#: The column heads of :func:`verdict_table`.
+VERDICT_TABLE_HEADS = ("verdict", "what it means", "claims", "decided by a source", "decided by the book")
+#: The row label of the book's own questions in :func:`verdict_table`.
+EXTENSION_ROW = "the book's own questions"
+#: Every English text of :func:`verdict_table` besides the IDs and counts: the translated
+#: editions translate them at build time (``_ext/i18n.py``, catalog ``_ui.po``).
+VERDICT_TABLE_TEXTS = VERDICT_TABLE_HEADS + (EXTENSION_ROW,) + tuple(LABEL_TEXT.values())
+
+#: What each method means (how the book knows).
+METHOD_TEXT = {
+    "reproduced": "the article's own numbers, re-computed here",
+    "re-derived": "the article printed no number; the book computed the statement and checked it",
+    "source-checked": "a statement about a paper or a model's code, read there",
+    "not-reproducible-here": "needs data or hardware this book cannot have; judged by its source",
+}
+
+#: Who decides a verdict, in a reader's words.
+BY_TEXT = {"source": "the primary source", "book": "the book's own computation"}
+
+#: One Okabe–Ito colour per verdict (normlib.plotting.PALETTE) and a neutral grey for the
+#: book's own questions, for the verdict figure.
 LABEL_COLORS = {
     "CORRECT": "#009E73",
     "IMPRECISE": "#E69F00",
     "WRONG": "#D55E00",
     "UNSUPPORTED": "#CC79A7",
-    "reproduced": "#0072B2",
-    "re-derived": "#56B4E9",
-    "differs": "#F0E442",
-    "source-checked": "#000000",
-    "not-reproducible-here": "#000000",
-    "pending": "#000000",
+    EXTENSION: "#BBBBBB",
 }
 
-#: Statuses worth showing beside a verdict label: the book's own measurement disagrees
-#: with the article, or could not be made.
-_STATUS_BESIDE_VERDICT = ("differs", "not-reproducible-here")
+#: The method shown beside a verdict everywhere (table, figure hatching): the book could not
+#: run the claim's experiment, so its verdict rests on the source alone.
+_METHOD_BESIDE_VERDICT = ("not-reproducible-here",)
 
 
 def toc_chapters(root=None) -> dict[str, str]:
@@ -115,7 +136,7 @@ def toc_chapters(root=None) -> dict[str, str]:
 
 
 def claim_label(claim: Claim) -> str:
-    """The one label a reader sees for a claim: its source verdict, else its status.
+    """The one label a reader sees for a claim: its verdict, or ``"extension"``.
 
     Parameters
     ----------
@@ -125,16 +146,56 @@ def claim_label(claim: Claim) -> str:
     Returns
     -------
     str
-        One of :data:`LABELS`: the first word of the claim's ``verdict``
-        (:func:`normlib.claims.source_verdict`) when it has one, otherwise its status.
+        One of :data:`LABELS`.
 
     Notes
     -----
-    The same rule for every claim (a claim whose source was read gets the source's
-    verdict; a computation without a source gets what the computation found). Used by the
-    landing page (``book/intro.md``) and the claims ledger (``book/ledger.md``).
+    Used by the landing page (``book/intro.md``) and the claims ledger (``book/ledger.md``).
     """
-    return source_verdict(claim) or claim.status
+    return EXTENSION if claim.is_extension else verdict_of(claim)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How many claims carry each label, and who decided the verdicts."""
+
+    article: int
+    extensions: int
+    by_verdict: Mapping[str, int]
+    by_source: int
+    by_book: int
+    not_reproducible: int
+
+
+def counts(claims: Iterable[Claim]) -> Counts:
+    """Count the article's claims by verdict and by who decided it; extensions apart.
+
+    Parameters
+    ----------
+    claims : iterable of Claim
+
+    Returns
+    -------
+    Counts
+        ``article`` counts only claims of the article (never an extension); ``by_verdict``
+        has every word of :data:`normlib.claims.VERDICTS` (zero where none);
+        ``not_reproducible`` counts the article's claims whose method is
+        ``not-reproducible-here``.
+
+    Notes
+    -----
+    The landing page (``book/intro.md``) glues these counts into its first paragraph.
+    """
+    claims = list(claims)
+    art = [c for c in claims if not c.is_extension]
+    return Counts(
+        article=len(art),
+        extensions=len(claims) - len(art),
+        by_verdict={v: sum(c.verdict == v for c in art) for v in VERDICTS},
+        by_source=sum(c.verdict_by == "source" for c in art),
+        by_book=sum(c.verdict_by == "book" for c in art),
+        not_reproducible=sum(c.method == "not-reproducible-here" for c in art),
+    )
 
 
 def label_groups(claims: Iterable[Claim]) -> list[tuple[str, list[Claim]]]:
@@ -162,14 +223,13 @@ def label_groups(claims: Iterable[Claim]) -> list[tuple[str, list[Claim]]]:
 
 
 def _default_link(claim: Claim) -> str:
-    """A MyST link from a claim's ID to the section that checks it (or its chapter)."""
-    if claim.label:
-        return f"{{ref}}`{claim.id} <{claim.label}>`"
-    return f"{{doc}}`{claim.id} <{claim.chapter}>`"
+    """A MyST link from a claim's ID to its row of the claims ledger."""
+    return f"{{ref}}`{claim.id} <ledger-{claim.id.lower()}>`"
 
 
-def verdict_table(claims: Iterable[Claim], link: Callable[[Claim], str] | None = None) -> str:
-    """A Markdown table of the claims by label: what it means, how many, which.
+def verdict_table(claims: Iterable[Claim], link: Callable[[Claim], str] | None = None,
+                  count: Callable[[str, int], str] | None = None) -> str:
+    """A Markdown table of the claims by label: what it means, how many, which (by who decided).
 
     Parameters
     ----------
@@ -177,15 +237,18 @@ def verdict_table(claims: Iterable[Claim], link: Callable[[Claim], str] | None =
         The claims of the registry, in ledger order.
     link : callable, optional
         Maps a claim to the Markdown of its ID; default: a MyST ``{ref}`` role to the
-        section that checks it (``{doc}`` to its chapter when it has no label).
+        claim's row of the ledger.
+    count : callable, optional
+        Maps (label, number of claims) to the Markdown of the count (the landing page glues
+        it); default: the number.
 
     Returns
     -------
     str
-        A Markdown table, one row per label of :func:`label_groups`. A claim labelled by
-        its source verdict whose status is ``differs`` or ``not-reproducible-here`` has
-        that status written after its ID (the source may be right while the book's own
-        measurement disagrees with the article).
+        A Markdown table, one row per label of :func:`label_groups`, the book's own
+        questions last. The IDs are split by who decided the verdict (the source, the
+        book); a claim whose method is ``not-reproducible-here`` has "(not reproducible
+        here)" written after its ID.
 
     Notes
     -----
@@ -193,15 +256,26 @@ def verdict_table(claims: Iterable[Claim], link: Callable[[Claim], str] | None =
     (``book/intro.md``).
     """
     link = link or _default_link
-    rows = ["| label | what it means | claims | which |", "|---|---|---:|---|"]
-    for lab, cs in label_groups(claims):
-        ids = []
+    count = count or (lambda lab, n: str(n))
+
+    def ids(cs):
+        out = []
         for c in cs:
             text = link(c)
-            if lab in VERDICTS and c.status in _STATUS_BESIDE_VERDICT:
-                text += f" ({c.status})"
-            ids.append(text)
-        rows.append(f"| **{lab}** | {LABEL_TEXT[lab]} | {len(cs)} | {', '.join(ids)} |")
+            if c.method in _METHOD_BESIDE_VERDICT:
+                text += " (not reproducible here)"
+            out.append(text)
+        return ", ".join(out) or "—"
+
+    rows = ["| " + " | ".join(VERDICT_TABLE_HEADS) + " |",
+            "|---|---|---:|---|---|"]
+    for lab, cs in label_groups(claims):
+        if lab == EXTENSION:
+            rows.append(f"| *{EXTENSION_ROW}* | {LABEL_TEXT[lab]} | {count(lab, len(cs))} | — | {ids(cs)} |")
+            continue
+        by_src = [c for c in cs if c.verdict_by == "source"]
+        by_book = [c for c in cs if c.verdict_by == "book"]
+        rows.append(f"| **{lab}** | {LABEL_TEXT[lab]} | {count(lab, len(cs))} | {ids(by_src)} | {ids(by_book)} |")
     return "\n".join(rows)
 
 
@@ -215,8 +289,9 @@ def filter_rows(claims: Iterable[Claim]) -> dict[str, dict[str, str]]:
     Returns
     -------
     dict
-        ``{claim ID: {"chapter": ..., "status": ..., "verdict": ...}}``; ``verdict`` is the
-        word of :data:`normlib.claims.VERDICTS` or ``"none"`` for a claim without one.
+        ``{claim ID: {"chapter": ..., "verdict": ..., "method": ..., "by": ...}}``;
+        ``verdict`` is :func:`claim_label` (``"extension"`` for the book's questions) and
+        ``by`` is ``"source"``, ``"book"`` or ``"none"`` (an extension).
 
     Notes
     -----
@@ -224,7 +299,7 @@ def filter_rows(claims: Iterable[Claim]) -> dict[str, dict[str, str]]:
     ``_static/ledger-filter.js`` reads.
     """
     return {
-        c.id: {"chapter": c.chapter, "status": c.status, "verdict": source_verdict(c) or "none"}
+        c.id: {"chapter": c.chapter, "verdict": claim_label(c), "method": c.method, "by": c.verdict_by or "none"}
         for c in claims
     }
 
@@ -240,12 +315,12 @@ def _select(name: str, legend: str, options: Sequence[tuple[str, str]]) -> str:
 
 
 def filter_controls_html(claims: Iterable[Claim], chapter_titles: Mapping[str, str]) -> str:
-    """The ledger's filter: three menus (chapter, status, source verdict) and the row data.
+    """The ledger's filter: four menus (chapter, verdict, how we know, decided by) and the row data.
 
     Parameters
     ----------
     claims : iterable of Claim
-        The claims listed in the ledger table.
+        The claims listed in the ledger.
     chapter_titles : mapping of str to str
         Chapter file stem to the title a reader sees, in reading order. Every claim's
         chapter must be a key.
@@ -254,11 +329,11 @@ def filter_controls_html(claims: Iterable[Claim], chapter_titles: Mapping[str, s
     -------
     str
         An HTML fragment: a ``<form class="ledger-filter" hidden>`` (the script shows it;
-        without JavaScript the full table stays as it is) with one ``<select
-        data-filter=...>`` per field, offering only values some claim has, a live count
-        ``<output class="ledger-filter-count">``, and one ``<span data-claim=...
-        data-chapter=... data-status=... data-verdict=...>`` per claim inside a hidden
-        ``<div class="ledger-filter-rows">``.
+        without JavaScript every row stays shown) with one ``<select data-filter=...>``
+        per field, offering only values some claim has (a chapter without claims is not
+        offered), a live count ``<output class="ledger-filter-count">``, and one ``<span
+        data-claim=... data-chapter=... data-verdict=... data-method=... data-by=...>`` per
+        claim inside a hidden ``<div class="ledger-filter-rows">``.
 
     Raises
     ------
@@ -267,8 +342,8 @@ def filter_controls_html(claims: Iterable[Claim], chapter_titles: Mapping[str, s
 
     Notes
     -----
-    Read by ``_static/ledger-filter.js``, which matches each table row by the claim ID in
-    its first cell. Used by the claims ledger (``book/ledger.md``).
+    Read by ``_static/ledger-filter.js``, which matches each ledger row (``div.ledger-row``)
+    by the claim ID its title starts with. Used by the claims ledger (``book/ledger.md``).
     """
     claims = list(claims)
     rows = filter_rows(claims)
@@ -276,27 +351,29 @@ def filter_controls_html(claims: Iterable[Claim], chapter_titles: Mapping[str, s
     if missing:
         raise ValueError(f"filter_controls_html: no title for chapter(s) {missing}")
     chapters = [(stem, title) for stem, title in chapter_titles.items() if any(r["chapter"] == stem for r in rows.values())]
-    statuses = [(s, s) for s in STATUSES if any(r["status"] == s for r in rows.values())]
-    verdicts = [(v, v) for v in VERDICTS if any(r["verdict"] == v for r in rows.values())]
-    if any(r["verdict"] == "none" for r in rows.values()):
-        verdicts.append(("none", "no source verdict"))
+    verdicts = [(v, v if v != EXTENSION else "the book's own question") for v in LABELS
+                if any(r["verdict"] == v for r in rows.values())]
+    methods = [(m, m) for m in METHODS if any(r["method"] == m for r in rows.values())]
+    bys = [(b, BY_TEXT[b]) for b in VERDICT_BY if any(r["by"] == b for r in rows.values())]
     data = "".join(
         f'<span data-claim="{html.escape(cid)}" data-chapter="{html.escape(r["chapter"])}" '
-        f'data-status="{html.escape(r["status"])}" data-verdict="{html.escape(r["verdict"])}"></span>'
+        f'data-verdict="{html.escape(r["verdict"])}" data-method="{html.escape(r["method"])}" '
+        f'data-by="{html.escape(r["by"])}"></span>'
         for cid, r in rows.items()
     )
     return (
-        '<form class="ledger-filter" hidden aria-label="Filter the claims">'
+        '<form class="ledger-filter" hidden aria-label="Filter the claims" data-count="{shown} of {total} claims">'
         + _select("chapter", "Chapter", chapters)
-        + _select("status", "Status", statuses)
-        + _select("verdict", "Source verdict", verdicts)
-        + f'<output class="ledger-filter-count" aria-live="polite">{len(rows)} claims</output>'
+        + _select("verdict", "Verdict", verdicts)
+        + _select("method", "How we know", methods)
+        + _select("by", "Decided by", bys)
+        + f'<output class="ledger-filter-count" aria-live="polite">{len(rows)}</output>'
         + "</form>"
         + f'<div class="ledger-filter-rows" hidden data-rows="{len(rows)}">{data}</div>'
     )
 
 
-def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str]):
+def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str], t: Callable[[str], str] | None = None):
     """One tile per claim, one row per chapter, coloured by :func:`claim_label`.
 
     Parameters
@@ -306,12 +383,17 @@ def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str]):
     chapter_titles : mapping of str to str
         Chapter file stem to its title, in reading order (top row first). Every claim's
         chapter must be a key; chapters without claims are left out.
+    t : callable, optional
+        The translator of :func:`normlib.plotting.glue_figure` for the figure's texts (row
+        labels, axis label, legend); default: English.
 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure; each tile shows the claim's ID. Claims labelled by a source verdict
-        whose status is ``differs`` or ``not-reproducible-here`` are hatched.
+        The figure; each tile shows the claim's ID, the article's claims first in each row
+        and the book's own questions (grey) after them. Claims whose method is
+        ``not-reproducible-here`` are hatched. The tiles carry ``gid`` = the claim's ID, so
+        a test can read each tile's colour back from the figure.
 
     Raises
     ------
@@ -327,12 +409,19 @@ def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str]):
 
     from .plotting import new_figure
 
+    t = t or (lambda s: s)
+    words = {"CORRECT": t("CORRECT"), "IMPRECISE": t("IMPRECISE"), "WRONG": t("WRONG"),
+             "UNSUPPORTED": t("UNSUPPORTED"), EXTENSION: t("the book's own question")}
     claims = list(claims)
     missing = sorted({c.chapter for c in claims} - set(chapter_titles))
     if missing:
         raise ValueError(f"verdict_figure: no title for chapter(s) {missing}")
-    rows = [(stem, title, [c for c in claims if c.chapter == stem]) for stem, title in chapter_titles.items()]
-    rows = [r for r in rows if r[2]]
+    rows = []
+    for stem, title in chapter_titles.items():
+        cs = [c for c in claims if c.chapter == stem]
+        cs = [c for c in cs if not c.is_extension] + [c for c in cs if c.is_extension]
+        if cs:
+            rows.append((stem, title, cs))
     n_cols = max(len(cs) for _, _, cs in rows)
     fig, ax = new_figure(width=7.2, height=0.36 * len(rows) + 1.4)
     used = []
@@ -343,35 +432,109 @@ def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str]):
             if lab not in used:
                 used.append(lab)
             color = LABEL_COLORS[lab]
-            hatched = lab in VERDICTS and c.status in _STATUS_BESIDE_VERDICT
+            hatched = c.method in _METHOD_BESIDE_VERDICT
             ax.add_patch(
                 Rectangle((j + 0.05, y + 0.08), 0.9, 0.84, facecolor=color, edgecolor="white",
-                          hatch="///" if hatched else None, linewidth=0.8)
+                          hatch="///" if hatched else None, linewidth=0.8, gid=c.id)
             )
             r, g, b = (int(color[k:k + 2], 16) / 255 for k in (1, 3, 5))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
             ax.text(j + 0.5, y + 0.5, c.id, ha="center", va="center", fontsize=7,
-                    color="white" if dark else "black",
+                    color="white" if dark else "black", style="italic" if c.is_extension else "normal",
                     bbox=dict(boxstyle="round,pad=0.1", facecolor=color, edgecolor="none") if hatched else None)
     ax.set_xlim(0, n_cols)
     ax.set_ylim(0, len(rows))
     ax.set_yticks([len(rows) - 1 - i + 0.5 for i in range(len(rows))])
     # short row labels (the title before any colon, long ones on two lines) keep the grid wide
-    ax.set_yticklabels([textwrap.fill(title.split(":")[0], 28, break_on_hyphens=False) for _, title, _ in rows])
+    ax.set_yticklabels([textwrap.fill(t(title.split(":")[0]), 28, break_on_hyphens=False) for _, title, _ in rows])
     ax.set_xticks([])
     ax.grid(False)
     for side in ("left", "bottom"):
         ax.spines[side].set_visible(False)
     ax.tick_params(axis="y", length=0)
-    ax.set_xlabel("the chapter's claims, one tile each, in the article's order")
+    ax.set_xlabel(t("the chapter's claims, one tile each, in the article's order; the book's own questions last, in grey"))
     order = [lab for lab in LABELS if lab in used]
-    handles = [Patch(facecolor=LABEL_COLORS[lab], label=lab) for lab in order]
-    if any(lab in VERDICTS and c.status in _STATUS_BESIDE_VERDICT for c in claims for lab in [claim_label(c)]):
+    handles = [Patch(facecolor=LABEL_COLORS[lab], label=words[lab]) for lab in order]
+    if any(c.method in _METHOD_BESIDE_VERDICT for c in claims):
         handles.append(Patch(facecolor="white", edgecolor="#555555", hatch="///",
-                             label="hatched: the book's own run differs, or cannot run here"))
+                             label=t("hatched: cannot be run here; judged by its source")))
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, handlelength=1.2,
                columnspacing=1.0)
     return fig
+
+
+def _md_escape_title(text: str) -> str:
+    """One line of text for an admonition title (no line breaks)."""
+    return " ".join(text.split())
+
+
+def ledger_rows(claims: Iterable[Claim], checks: Mapping[str, Check]) -> str:
+    """The claims ledger's rows, as MyST: one folded row per claim, its details under it.
+
+    Parameters
+    ----------
+    claims : iterable of Claim
+        The claims, in ledger order.
+    checks : mapping of str to Check
+        The registry's checks (for each claim's headline numbers).
+
+    Returns
+    -------
+    str
+        For each claim, a target ``(ledger-c3.8)=`` and a folded admonition whose title is
+        the row: the ID, the article's words (the ``{article}`` role) or "a question the
+        book adds", the verdict word, and the one-sentence reason. Under the fold: the
+        claim in the book's words, who decided the verdict and how the book knows, what the
+        source says, the article's number, the book's headline numbers (glued from the page
+        that computed them), the note, and links to the lecture's and the evidence page's
+        sections.
+
+    Notes
+    -----
+    ``book/ledger.md`` holds this text between two marker comments (it is static MyST, so
+    the Chinese edition translates it like any page); ``tests/test_ledger.py`` fails when
+    it is not what this function writes for today's registry (``python -m normlib.ledger``
+    rewrites it).
+    """
+    out = []
+    for c in claims:
+        lab = claim_label(c)
+        words = "a question the book adds" if c.is_extension else f"{{article}}`{c.id}`"
+        verdict = "*extension*" if c.is_extension else f"**{lab}**"
+        reason = _md_escape_title(glue_from_chapter(c.reason, c.chapter))
+        cls = (f"dropdown ledger-row ledger-v-{lab.lower()} ledger-m-{c.method} "
+               f"ledger-ch-{c.chapter} ledger-by-{c.verdict_by or 'none'}")
+        body = [f"- **The claim, in the book's words:** {c.statement}"]
+        if c.is_extension:
+            body.append(f"- **How the book knows:** {c.method} ({METHOD_TEXT[c.method]}).")
+        else:
+            body.append(f"- **Decided by:** {BY_TEXT[c.verdict_by]}; **how the book knows:** "
+                        f"{c.method} ({METHOD_TEXT[c.method]}).")
+        if c.source:
+            body.append(f"- **What the source says:** {glue_from_chapter(c.source, c.chapter)}")
+        if c.article_number.strip() not in ("", "—"):
+            body.append(f"- **The article's number:** {c.article_number}")
+        nums = []
+        for h in c.headline:
+            k = checks[h]
+            doc = (k.chapter or c.chapter) + ".md"
+            nums.append(f"{k.label}: **{{glue:text}}`{doc}::{h}__shown:s`**")
+        if nums:
+            body.append("- **The book's numbers:** " + "; ".join(nums) + ".")
+        if c.note:
+            body.append(f"- **More:** {glue_from_chapter(c.note, c.chapter)}")
+        where = []
+        if c.label:
+            where.append(f"{{ref}}`the lecture <{c.label}>`")
+        if c.evidence:
+            where.append(f"{{ref}}`the evidence <{c.evidence}>`")
+        if not where:
+            where.append(f"{{doc}}`the chapter <{c.chapter}>`")
+        body.append("- **Where:** " + " · ".join(where))
+        out.append(f"(ledger-{c.id.lower()})=\n"
+                   f":::{{admonition}} {c.id} · {words} · {verdict} · {reason}\n"
+                   f":class: {cls}\n\n" + "\n".join(body) + "\n:::\n")
+    return "\n".join(out)
 
 
 _GLUE_ROLE = re.compile(r"\{glue(:text|:md)?\}`([^`:]+?)((?::[^`]*)?)`")
@@ -405,3 +568,103 @@ def glue_from_chapter(text: str, chapter: str) -> str:
         return f"{{glue{role}}}`{chapter}.md::{key}{spec}`"
 
     return _GLUE_ROLE.sub(lambda m: m.group(0) if "::" in m.group(0) else fix(m), text)
+
+
+LEDGER_PAGE = "book/ledger.md"
+INTRO_PAGE = "book/intro.md"
+_BEGIN = "<!-- ledger rows: written by `python -m normlib.ledger` from normlib/claims.toml; do not edit -->"
+_END = "<!-- end of ledger rows -->"
+_TABLE_BEGIN = "<!-- verdict table: written by `python -m normlib.ledger` from normlib/claims.toml; do not edit -->"
+_TABLE_END = "<!-- end of verdict table -->"
+
+
+def intro_count_key(label: str) -> str:
+    """The landing page's glue key for the number of claims with a label (``intro_n_correct``)."""
+    return "intro_n_extensions" if label == EXTENSION else f"intro_n_{label.lower()}"
+
+
+def _replace_block(path, begin: str, end: str, block: str, write: bool) -> str:
+    text = path.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        raise ValueError(f"{path}: the markers {begin[:30]!r}… are missing")
+    before, rest = text.split(begin, 1)
+    _, after = rest.split(end, 1)
+    new = before + begin + "\n\n" + block + "\n" + end + after
+    if write and new != text:
+        path.write_text(new, encoding="utf-8")
+    return new
+
+
+def rewrite_ledger_page(root=None, *, write: bool = True) -> str:
+    """Put today's :func:`ledger_rows` between the markers of ``book/ledger.md``.
+
+    Parameters
+    ----------
+    root : str or pathlib.Path, optional
+        The repository's root (default: the directory above this package).
+    write : bool, keyword-only
+        Write the file (default); with False only return the text it would hold.
+
+    Returns
+    -------
+    str
+        The page's new text.
+
+    Raises
+    ------
+    ValueError
+        The page lacks one of the two marker comments.
+
+    Notes
+    -----
+    Run as ``python -m normlib.ledger`` after an edit of ``claims.toml``; the claims ledger
+    (``book/ledger.md``) is the page it writes.
+    """
+    from pathlib import Path
+
+    from .claims import registry
+
+    root = Path(__file__).resolve().parent.parent if root is None else Path(root)
+    claims, checks = registry()
+    return _replace_block(root / LEDGER_PAGE, _BEGIN, _END, ledger_rows(claims.values(), checks), write)
+
+
+def rewrite_intro_table(root=None, *, write: bool = True) -> str:
+    """Put today's :func:`verdict_table` (counts as glue roles) between the markers of ``book/intro.md``.
+
+    Parameters
+    ----------
+    root : str or pathlib.Path, optional
+        The repository's root (default: the directory above this package).
+    write : bool, keyword-only
+        Write the file (default); with False only return the text it would hold.
+
+    Returns
+    -------
+    str
+        The page's new text.
+
+    Raises
+    ------
+    ValueError
+        The page lacks one of the two marker comments.
+
+    Notes
+    -----
+    The table is static MyST, so the Chinese edition translates it like the rest of the landing
+    page (``book/intro.md``); its counts are glued by the page (:func:`intro_count_key`).
+    """
+    from pathlib import Path
+
+    from .claims import registry
+
+    root = Path(__file__).resolve().parent.parent if root is None else Path(root)
+    claims, _ = registry()
+    table = verdict_table(claims.values(), count=lambda lab, n: f"{{glue:text}}`{intro_count_key(lab)}:d`")
+    return _replace_block(root / INTRO_PAGE, _TABLE_BEGIN, _TABLE_END,
+                          "```{container} verdict-table\n" + table + "\n```\n", write)
+
+
+if __name__ == "__main__":  # python -m normlib.ledger: rewrite the ledger's rows and the landing page's table
+    rewrite_ledger_page()
+    rewrite_intro_table()

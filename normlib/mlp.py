@@ -38,6 +38,11 @@ __all__ = [
     "init_mlp",
     "mlp_logits",
     "train_mlp",
+    "chosen_lr",
+    "select_models",
+    "correct_on_test",
+    "pre_norm_rows",
+    "serve",
 ]
 
 #: The normalizations the MLP can use between each hidden Linear and its ReLU.
@@ -622,3 +627,190 @@ def train_mlp(
         diverged=~finite.reshape(K, S),
         model=model,
     )
+
+
+# ----------------------------------------------------------------------------- reading a run
+
+
+def chosen_lr(run: MLPRun) -> int:
+    """The index of the learning rate with the lowest mean validation error over the seeds.
+
+    Parameters
+    ----------
+    run : MLPRun
+        A run of :func:`train_mlp`.
+
+    Returns
+    -------
+    int
+        ``argmin_k mean_s val_error[k, s]`` (the first one on a tie).
+
+    Notes
+    -----
+    The selection rule of the digits benchmark in the chapter "Why normalize"
+    (``book/why-normalize.md``): every norm and batch size gets the rate that suits it.
+    """
+    if not isinstance(run, MLPRun):
+        raise TypeError(f"run must be an MLPRun; got {type(run).__name__}")
+    return int(np.argmin(run.val_error.mean(axis=1)))
+
+
+def select_models(model: MLP, indices) -> MLP:
+    """A sub-stack of the models, in the order given.
+
+    Parameters
+    ----------
+    model : MLP
+        Stacked models (e.g. ``run.model`` of :func:`train_mlp`, model ``k * S + s`` having
+        learning rate ``k`` and seed ``s``).
+    indices : sequence of int
+        Which models to keep (each in ``[0, model.n_models)``).
+
+    Returns
+    -------
+    MLP
+
+    Notes
+    -----
+    Used to serve one trained network in the chapter "Where normalization stops"
+    (``book/boundaries.md``).
+    """
+    if not isinstance(model, MLP):
+        raise TypeError(f"model must be an MLP; got {type(model).__name__}")
+    idx = [check_int(i, "model index", 0) for i in indices]
+    if not idx:
+        raise ValueError("indices must not be empty")
+    if max(idx) >= model.n_models:
+        raise ValueError(f"model index {max(idx)} out of range for {model.n_models} models")
+    pick = lambda arrays: tuple(a[idx] for a in arrays)  # noqa: E731
+    return MLP(model.norm, pick(model.weights), pick(model.biases), pick(model.gains), pick(model.shifts),
+               pick(model.running_mean), pick(model.running_var))
+
+
+def correct_on_test(run: MLPRun, split: DigitsSplit, *, stats: str = "running", lr_index: int | None = None) -> np.ndarray:
+    """Which test images each seed's network classifies correctly, at one learning rate.
+
+    Parameters
+    ----------
+    run : MLPRun
+        A run of :func:`train_mlp` on ``split``.
+    split : DigitsSplit
+        The data the run was trained on.
+    stats : {"running", "batch"}, keyword-only
+        BatchNorm only: evaluation mode (running statistics) or training mode (statistics of
+        consecutive test batches of the run's batch size); see :func:`mlp_logits`.
+    lr_index : int, optional, keyword-only
+        The learning rate (default: :func:`chosen_lr`).
+
+    Returns
+    -------
+    ndarray of bool, shape (len(run.seeds), len(split.y_test))
+        Row ``s`` is seed ``run.seeds[s]``; a diverged model (see :class:`MLPRun`) counts as
+        wrong everywhere.
+
+    Notes
+    -----
+    The input of a paired comparison (:func:`normlib.resampling.paired_bootstrap`): the
+    rows of two runs with the same seeds share their initialization and data order, and
+    every column is the same test image. See the chapters "Why normalize"
+    (``book/why-normalize.md``) and "Where normalization stops" (``book/boundaries.md``).
+    """
+    if not isinstance(run, MLPRun):
+        raise TypeError(f"run must be an MLPRun; got {type(run).__name__}")
+    check_choice(stats, "stats", ("running", "batch"))
+    k = chosen_lr(run) if lr_index is None else check_int(lr_index, "lr_index", 0)
+    if k >= len(run.lrs):
+        raise ValueError(f"lr_index {k} out of range for {len(run.lrs)} learning rates")
+    S = len(run.seeds)
+    sub = select_models(run.model, range(k * S, (k + 1) * S))
+    kw = dict(stats="batch", batch_size=run.batch_size) if stats == "batch" and run.norm == "batchnorm" else {}
+    with np.errstate(over="ignore", invalid="ignore"):
+        pred = mlp_logits(sub, split.x_test, **kw).argmax(axis=-1)  # (S, N)
+    return (pred == split.y_test[None, :]) & ~run.diverged[k][:, None]
+
+
+def pre_norm_rows(model: MLP, x) -> tuple:
+    """The rows that enter each hidden layer's norm (its Linear layer's output), in evaluation mode.
+
+    Parameters
+    ----------
+    model : MLP
+        The models.
+    x : array_like, shape (n, d_in)
+        Inputs, shared by all models.
+
+    Returns
+    -------
+    tuple of ndarray
+        One ``(M, n, width)`` array per hidden layer: ``z = h W + b`` before the norm (BatchNorm
+        with its running statistics for the layers below).
+
+    Notes
+    -----
+    Dropping the centering (RMSNorm for LayerNorm) changes a row's output by an amount set by
+    the row's mean over its spread; the chapter "Where normalization stops"
+    (``book/boundaries.md``) measures that ratio on these rows.
+    """
+    if not isinstance(model, MLP):
+        raise TypeError(f"model must be an MLP; got {type(model).__name__}")
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 2 or a.shape[1] != model.weights[0].shape[1]:
+        raise ValueError(f"x must have shape (n, {model.weights[0].shape[1]}); got {np.shape(x)}")
+    h, rows = np.broadcast_to(a, (model.n_models, *a.shape)), []
+    with _one_blas_thread():
+        for layer in range(len(model.weights) - 1):
+            z = h @ model.weights[layer] + model.biases[layer][:, None, :]
+            rows.append(z)
+            u = z if model.norm == "none" else _norm_forward(model.norm, z, layer, model, "running", 1e-5)[0]
+            h = np.maximum(u, 0.0)
+    return tuple(rows)
+
+
+def serve(model: MLP, requests, others, *, batch_size: int, n_draws: int, rng=None, stats: str = "batch") -> np.ndarray:
+    """Logits of each request when it is served in a batch with randomly drawn other requests.
+
+    Parameters
+    ----------
+    model : MLP
+        The models.
+    requests : array_like, shape (n, d_in)
+        The inputs whose answers are tracked.
+    others : array_like, shape (m, d_in)
+        The pool the ``batch_size - 1`` batch-mates of each request are drawn from (with
+        replacement, a fresh draw for every request and every repetition).
+    batch_size : int, keyword-only
+        The serving batch (>= 2).
+    n_draws : int, keyword-only
+        How many times each request is served.
+    rng : numpy.random.Generator or int or None, keyword-only
+        Source of the batch-mates.
+    stats : {"batch", "running"}, keyword-only
+        BatchNorm's mode (see :func:`mlp_logits`); the other norms have one computation.
+
+    Returns
+    -------
+    ndarray, shape (M, n_draws, n, n_classes)
+
+    Notes
+    -----
+    In training mode a BatchNorm network's answer to a request depends on the other requests
+    of its batch; with running statistics, and for LayerNorm or RMSNorm, it does not. See the
+    chapter "Where normalization stops" (``book/boundaries.md``).
+    """
+    if not isinstance(model, MLP):
+        raise TypeError(f"model must be an MLP; got {type(model).__name__}")
+    bs = check_int(batch_size, "batch_size", 2)
+    draws = check_int(n_draws, "n_draws", 1)
+    check_choice(stats, "stats", ("running", "batch"))
+    req, pool = np.asarray(requests, dtype=np.float64), np.asarray(others, dtype=np.float64)
+    d = model.weights[0].shape[1]
+    if req.ndim != 2 or req.shape[1] != d or pool.ndim != 2 or pool.shape[1] != d or len(pool) == 0:
+        raise ValueError(f"requests and others must have shape (n, {d}) (others not empty); got {req.shape}, {pool.shape}")
+    gen = np.random.default_rng(rng)
+    out = []
+    for _ in range(draws):
+        mates = pool[gen.integers(0, len(pool), (len(req), bs - 1))]  # (n, bs - 1, d)
+        batches = np.concatenate([req[:, None, :], mates], axis=1).reshape(-1, d)
+        logits = mlp_logits(model, batches, stats=stats, batch_size=bs)  # (M, n * bs, C)
+        out.append(logits[:, ::bs])  # the request is first in each batch
+    return np.stack(out, axis=1)

@@ -17,7 +17,14 @@ The only module of normlib that imports torch (import it explicitly as
 * :func:`train` (AdamW, optional linear warmup, cosine decay, optional clipping),
   recording the loss, the gradient norm and the largest attention logit per step;
 * measurements at initialization: :func:`ffn_grad_norms` (Xiong et al.'s Figure 3),
-  :func:`hidden_grad_norms`, and :func:`first_update_norm` (DeepNet's model update).
+  :func:`hidden_grad_norms`, and :func:`first_update_norm` (DeepNet's model update);
+* for the initialization scale: :func:`ffn_grad_stats` (the gradients of Xiong et al.'s
+  Figure 3 mini-batch by mini-batch, with an unbiased estimate of the expected gradient's
+  norm) and :func:`set_normal_init` (every weight matrix rescaled to ``N(0, σ²)``, keeping
+  the seeded draws);
+* for reading a sweep of runs: :func:`initial_losses` (the untrained model's loss on a run's
+  own training batches, the reference of an early loss rise) and :func:`majority_call`
+  (a seed count read by a one-sided binomial test).
 
 Randomness is passed in as a seed: every weight is drawn from
 ``numpy.random.default_rng(seed)``, parameter by parameter in registration order, so
@@ -28,7 +35,9 @@ Post-LN's times β) and the global torch generator is never used.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -47,10 +56,27 @@ __all__ = [
     "ffn_grad_norms",
     "hidden_grad_norms",
     "first_update_norm",
+    "UPDATE_GROUPS",
+    "FirstUpdates",
+    "first_update_sizes",
+    "first_updates",
     "lr_schedule",
     "train",
     "train_grid",
     "train_grids",
+    "submit_grids",
+    "design_jobs",
+    "worker_pool",
+    "initial_losses",
+    "majority_call",
+    "set_normal_init",
+    "FFNGradStats",
+    "ffn_grad_stats",
+    "linear_grad_stats",
+    "init_model",
+    "ffn_inputs",
+    "init_profile",
+    "init_profiles",
 ]
 
 PLACEMENTS = ("post", "pre", "deepnorm")
@@ -911,6 +937,133 @@ def _worker_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
+def submit_grids(jobs, executor, *, device=None) -> list:
+    """Hand :func:`train_grid` jobs to an executor and return at once: one future per job.
+
+    Parameters
+    ----------
+    jobs : sequence of dict
+        Keyword arguments of one :func:`train_grid` call each (including ``placement``).
+    executor : concurrent.futures.Executor
+        Any object with ``submit`` (e.g. :func:`worker_pool`); the caller owns it.
+    device : str or torch.device, optional, keyword-only
+        Passed to every job that names none (as in :func:`train_grids`).
+
+    Returns
+    -------
+    list of concurrent.futures.Future
+        In the order of ``jobs``; ``future.result()`` is ``train_grid(**job)``.
+
+    Raises
+    ------
+    TypeError
+        A job that is not a dict, or an ``executor`` without ``submit``.
+
+    Notes
+    -----
+    A page that trains for several sections submits every job at its start, so the workers
+    never wait for the page, and each section waits only for its own futures (each cell
+    then stays well inside a cell's time limit). :func:`train_grids` with ``executor=`` is
+    this followed by ``[f.result() for f in futures]``. Used by the chapter "Warmup and
+    learning rates" (``book/warmup-lr.md``).
+    """
+    jobs = list(jobs)
+    for j in jobs:
+        if not isinstance(j, dict):
+            raise TypeError(f"each job must be a dict of train_grid keyword arguments; got {type(j).__name__}")
+    if not callable(getattr(executor, "submit", None)):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor (an object with submit); got {type(executor).__name__}"
+        )
+    if device is not None:
+        jobs = [{"device": device, **j} for j in jobs]
+    return [executor.submit(_train_grid_job, j) for j in jobs]
+
+
+def design_jobs(design, *, seeds, few=(), **common) -> list:
+    """The :func:`train_grid` jobs of an experiment given cell by cell, longest first.
+
+    Parameters
+    ----------
+    design : mapping
+        ``{(placement, warmup_steps, steps): (rates, few_rates)}``: each rate of ``rates`` is
+        trained with ``seeds``, each of ``few_rates`` with ``few``.
+    seeds, few : sequence of int, keyword-only
+        The two seed sets.
+    **common
+        Further :func:`train_grid` keyword arguments shared by every job (``depth``, ``width``, ...).
+
+    Returns
+    -------
+    list of dict
+        One job per (placement, warmup, steps, seed set) with rates, sorted by decreasing
+        size (rates × seeds × steps), so that workers taking jobs in order finish together.
+
+    Raises
+    ------
+    TypeError
+        A design that is not a mapping of 3-tuples to pairs of rate sequences.
+
+    Notes
+    -----
+    Used by the chapter "Warmup and learning rates" (``book/warmup-lr.md``) with
+    :func:`submit_grids`.
+    """
+    if not hasattr(design, "items"):
+        raise TypeError(f"design must be a mapping of (placement, warmup, steps) to (rates, few_rates); got {type(design).__name__}")
+    jobs = []
+    for key, value in design.items():
+        if not (isinstance(key, tuple) and len(key) == 3 and isinstance(value, tuple) and len(value) == 2):
+            raise TypeError(f"design entries must be (placement, warmup, steps): (rates, few_rates); got {key!r}: {value!r}")
+        (placement, warmup, steps), (many, some) = key, value
+        for lrs, seed_set in ((tuple(many), tuple(seeds)), (tuple(some), tuple(few))):
+            if lrs and seed_set:
+                jobs.append(dict(placement=placement, warmups=(warmup,), steps=steps, lrs=lrs, seeds=seed_set, **common))
+    return sorted(jobs, key=lambda j: -len(j["lrs"]) * len(j["seeds"]) * j["steps"])
+
+
+def worker_pool(processes=2, *, threads=1):
+    """A process pool for :func:`train_grids` that a page can reuse from cell to cell.
+
+    Parameters
+    ----------
+    processes : int
+        Worker processes (>= 1).
+    threads : int, keyword-only
+        torch threads per worker.
+
+    Returns
+    -------
+    concurrent.futures.ProcessPoolExecutor
+        Started with the ``spawn`` method; the caller shuts it down (``pool.shutdown()``,
+        or use it as a context manager).
+
+    Raises
+    ------
+    TypeError
+        A non-integer count.
+    ValueError
+        A count < 1.
+
+    Notes
+    -----
+    Pass it as ``train_grids(jobs, executor=pool)``. Starting workers costs a few seconds
+    (each imports torch), so a page that trains in several cells starts one pool. Used by
+    the chapter "Warmup and learning rates" (``book/warmup-lr.md``).
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    processes = check_int(processes, "processes")
+    threads = check_int(threads, "threads")
+    return ProcessPoolExecutor(
+        max_workers=processes,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_threads,
+        initargs=(threads,),
+    )
+
+
 def _train_grid_job(job: dict):
     return train_grid(**job)
 
@@ -986,15 +1139,785 @@ def train_grids(jobs, *, processes=2, threads=1, executor=None, device=None) -> 
             raise TypeError(
                 f"executor must be a concurrent.futures.Executor (an object with submit); got {type(executor).__name__}"
             )
-        futures = [executor.submit(_train_grid_job, j) for j in jobs]
-        return [f.result() for f in futures]
+        return [f.result() for f in submit_grids(jobs, executor)]
     if processes == 1 or len(jobs) <= 1:
         return [train_grid(**j) for j in jobs]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=min(processes, len(jobs)), mp_context=ctx, initializer=_worker_threads, initargs=(threads,)
-    ) as pool:
+    with worker_pool(min(processes, len(jobs)), threads=threads) as pool:
         return list(pool.map(_train_grid_job, jobs))
+
+
+# ----------------------------------------------------------------------------- reading a sweep
+
+
+def initial_losses(
+    placement,
+    *,
+    depth,
+    seeds,
+    steps,
+    width=64,
+    heads=4,
+    vocab=16,
+    seq_len=16,
+    batch=32,
+    qk_norm=False,
+    init="xavier",
+) -> np.ndarray:
+    """The untrained model's loss on the training batches that :func:`train_grid` draws.
+
+    Parameters
+    ----------
+    placement : {"post", "pre", "deepnorm"}
+        LayerNorm placement.
+    depth : int, keyword-only
+        Number of layers.
+    seeds : int or sequence of int, keyword-only
+        Seeds; seed ``s`` builds the model of ``TinyTransformer(..., seed=s)`` and draws the
+        batches from ``default_rng([s, 1])``, exactly as :func:`train_grid` does.
+    steps : int, keyword-only
+        Number of batches (steps ``0 … steps - 1``).
+    width, heads, vocab, seq_len, batch : int, keyword-only
+        As in :func:`train_grid`.
+    qk_norm : bool, keyword-only
+        QK-Norm in every attention sublayer.
+    init : {"xavier", "gpt2"}, keyword-only
+        Initialization.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(seeds), steps)
+        ``out[i, t]``: the loss (cross-entropy on the reversed half) of seed ``seeds[i]``'s
+        initial model on the batch of training step ``t``.
+
+    Raises
+    ------
+    TypeError
+        A non-integer count.
+    ValueError
+        A bad choice, an empty seed list or a count < 1.
+
+    Notes
+    -----
+    A run's recorded loss ``TrainResult.loss[t]`` is measured on the same batch before
+    step ``t``'s update, so ``loss[t] - out[i, t]`` is how much worse (positive) or better
+    (negative) the run is than its own starting point, with the batch-to-batch noise of
+    the loss cancelled (it is exactly 0 at ``t = 0`` up to rounding). The chapter
+    "Warmup and learning rates" (``book/warmup-lr.md``) defines an early loss rise with it.
+    """
+    seeds = _as_tuple(seeds, "seeds", lambda v, n: check_int(v, n, 0))
+    steps = check_int(steps, "steps")
+    batch = check_int(batch, "batch")
+    out = np.empty((len(seeds), steps))
+    for i, s in enumerate(seeds):
+        model = TinyTransformer(
+            placement, depth, width=width, heads=heads, vocab=vocab, seq_len=seq_len, qk_norm=qk_norm, init=init, seed=s
+        )
+        rng = np.random.default_rng([s, 1])
+        with torch.no_grad():
+            for t in range(steps):
+                tokens, mask = reversal_task(batch, seq_len=seq_len, vocab=vocab, rng=rng)
+                out[i, t] = float(model.loss(tokens, mask))
+    return out
+
+
+def majority_call(successes, seeds, *, level=0.05) -> str:
+    """Read ``successes`` of ``seeds`` runs as "yes", "no" or "undecided" (one-sided binomial tests).
+
+    Parameters
+    ----------
+    successes : int
+        Runs of the cell that show the outcome (e.g. solve the task), ``0 … seeds``.
+    seeds : int
+        Runs in the cell (>= 1).
+    level : float, keyword-only
+        Size of each one-sided test, in (0, 1/2).
+
+    Returns
+    -------
+    str
+        ``"yes"`` when so many runs show the outcome that a coin (p = 1/2 per seed) would
+        give as many with probability below ``level``: ``P(X >= successes) < level`` for
+        ``X ~ Binomial(seeds, 1/2)``; ``"no"`` when ``P(X <= successes) < level``;
+        ``"undecided"`` otherwise.
+
+    Raises
+    ------
+    TypeError
+        A non-integer count or a non-numeric level.
+    ValueError
+        ``successes`` outside ``0 … seeds``, ``seeds < 1`` or ``level`` outside (0, 1/2).
+
+    Notes
+    -----
+    With 8 seeds and level 0.05 a cell is "yes" from 7 of 8 (``P = 9/256 ≈ 0.035``) and "no"
+    at 1 of 8 or fewer; 2 to 6 of 8 is "undecided" (the seeds disagree). With 3 seeds no
+    count decides (``P(X = 3) = 1/8``). A seed count fixed in advance and this rule make a
+    cell's reading a decision taken before the runs. See the chapter "Warmup and learning
+    rates" (``book/warmup-lr.md``).
+    """
+    seeds = check_int(seeds, "seeds")
+    successes = check_int(successes, "successes", 0)
+    if successes > seeds:
+        raise ValueError(f"successes must be at most seeds; got {successes} of {seeds}")
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)):
+        raise TypeError(f"level must be a number; got {type(level).__name__}")
+    if not 0.0 < float(level) < 0.5:
+        raise ValueError(f"level must lie in (0, 1/2); got {level}")
+    pmf = [math.comb(seeds, j) / 2.0**seeds for j in range(seeds + 1)]
+    if sum(pmf[successes:]) < level:
+        return "yes"
+    if sum(pmf[: successes + 1]) < level:
+        return "no"
+    return "undecided"
+
+
+# ----------------------------------------------------------------------------- DeepNet's model update, by parameter group
+
+
+def _branch_weight(name: str) -> bool:
+    return name.startswith("blocks.") and name.split(".")[-2] in ("v", "o", "w1", "w2")
+
+
+def _layernorm_param(name: str) -> bool:
+    return name.startswith("blocks.") and name.split(".")[-2] in ("ln1", "ln2")
+
+
+def _any_param(name: str) -> bool:
+    return True
+
+
+#: The parameter groups of :func:`first_update_sizes`, by name: predicates on the names of
+#: :class:`TinyTransformer` parameters. ``"branch"``: the weights DeepNet's bound covers and
+#: DeepNorm's β scales (attention value and output projections, both FFN weights);
+#: ``"layernorm"``: every block's LayerNorm gains and biases (outside the bound); ``"all"``.
+UPDATE_GROUPS = MappingProxyType({"branch": _branch_weight, "layernorm": _layernorm_param, "all": _any_param})
+
+#: The (optimizer, group) pairs :func:`first_updates` measures by default, and its learning rates.
+_DEFAULT_MEASURE = (("sgd", "branch"), ("sgd", "layernorm"), ("sgd", "all"), ("adam", "branch"), ("adam", "all"))
+_DEFAULT_LRS = MappingProxyType({"sgd": 1e-6, "adam": 1e-5})
+
+
+def _check_measure(measure, lrs):
+    measure = tuple(tuple(m) for m in measure)
+    if not measure:
+        raise ValueError("measure must name at least one (optimizer, group) pair")
+    for m in measure:
+        if len(m) != 2:
+            raise ValueError(f"measure must hold (optimizer, group) pairs; got {m!r}")
+        check_choice(m[0], "optimizer", ("sgd", "adam"))
+        check_choice(m[1], "group", tuple(UPDATE_GROUPS))
+    if len(set(measure)) != len(measure):
+        raise ValueError(f"measure names a pair twice: {measure!r}")
+    if not isinstance(lrs, Mapping):
+        raise TypeError(f"lrs must map each optimizer to its learning rate; got {type(lrs).__name__}")
+    rates = {}
+    for opt in sorted({m[0] for m in measure}):
+        if opt not in lrs:
+            raise ValueError(f"lrs has no learning rate for optimizer {opt!r}")
+        rates[opt] = check_positive_real(lrs[opt], f"lrs[{opt!r}]")
+    return measure, rates
+
+
+def first_update_sizes(model, tokens, *, measure, lrs, mask=None) -> dict:
+    """``‖ΔF‖`` after one step restricted to a group of parameters, for several groups and optimizers at once.
+
+    Parameters
+    ----------
+    model : TinyTransformer
+        The model at initialization; it is left as it was (every stepped parameter is
+        restored from a copy).
+    tokens : torch.LongTensor, shape (B, T)
+        The batch of the step and of the measurement, as in :func:`first_update_norm`.
+    measure : sequence of (str, str), keyword-only
+        ``(optimizer, group)`` pairs: ``optimizer`` in ``{"sgd", "adam"}``, ``group`` a key
+        of :data:`UPDATE_GROUPS`.
+    lrs : mapping of str to float, keyword-only
+        The learning rate η of each optimizer named in ``measure`` (> 0).
+    mask : torch.BoolTensor, shape (B, T - 1), optional
+        Scored positions of the loss (default: all).
+
+    Returns
+    -------
+    dict of (str, str) to float
+        For each pair, ``sqrt(mean over tokens of ‖F(x, θ*) − F(x, θ)‖²)`` where only the
+        group's parameters take the optimizer's first step: the value
+        ``first_update_norm(model, tokens, lr=lrs[optimizer], optimizer=optimizer,
+        params=UPDATE_GROUPS[group])`` returns.
+
+    Raises
+    ------
+    TypeError
+        Not a TinyTransformer, bad tokens, or ``lrs`` not a mapping.
+    ValueError
+        An unknown optimizer or group, a repeated or empty ``measure``, or a missing or
+        non-positive learning rate.
+
+    Notes
+    -----
+    One backward pass serves every pair: SGD's step is ``−η g``, Adam's first step
+    ``−η g / (|g| + 10⁻⁸)`` (``torch.optim.Adam``'s defaults, bias-corrected), applied to
+    the group's parameters in place, then undone. DeepNet (Wang et al., 2022), Theorem
+    4.2, bounds ``‖ΔF‖`` by a sum over the sublayers of their weights' scale over α times
+    the size of their step; the groups take that bound apart. See the chapter "DeepNorm"
+    (``book/deepnorm.md``).
+    """
+    _check_model(model)
+    _check_tokens(tokens, model)
+    measure, rates = _check_measure(measure, lrs)
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    grads = torch.autograd.grad(model.loss(tokens, mask), [p for _, p in named], allow_unused=True)
+    inp = tokens[:, :-1]
+    out = {}
+    with torch.no_grad():
+        base = model.features(inp)
+        for opt, group in measure:
+            chosen = UPDATE_GROUPS[group]
+            saved = []
+            for (name, p), g in zip(named, grads):
+                if g is None or not chosen(name):
+                    continue
+                saved.append((p, p.clone()))
+                step = g if opt == "sgd" else g / (g.abs() + _ADAM_EPS)
+                p.sub_(rates[opt] * step)
+            delta = model.features(inp) - base
+            out[opt, group] = float(delta.pow(2).sum(-1).mean().sqrt())
+            for p, original in saved:
+                p.copy_(original)
+    return out
+
+
+_ADAM_EPS = 1e-8  # torch.optim.Adam's default eps
+
+
+@dataclass(frozen=True, eq=False)
+class FirstUpdates:
+    """DeepNet's model update at initialization, seed by seed and depth by depth (:func:`first_updates`).
+
+    Attributes
+    ----------
+    placement : {"post", "pre", "deepnorm"}
+    depths, seeds : tuple of int
+    width, heads, batch : int
+        The model's width and heads, and the number of task sequences of the step.
+    lrs : mapping of str to float
+        The learning rate of each optimizer.
+    sizes : mapping of (str, str) to ndarray, shape (len(seeds), len(depths))
+        ``‖ΔF‖ / η`` for each measured ``(optimizer, group)`` pair, read-only.
+    """
+
+    placement: str
+    depths: tuple
+    seeds: tuple
+    width: int
+    heads: int
+    batch: int
+    lrs: Mapping
+    sizes: Mapping
+
+    def slopes(self, optimizer: str, group: str) -> np.ndarray:
+        """Each seed's least-squares slope of ``ln(‖ΔF‖/η)`` against ``ln(depth)``, shape (seeds,).
+
+        Their mean is the slope of the geometric mean over seeds (the fit is linear in the
+        logarithms). Raises KeyError for a pair that was not measured.
+        """
+        y = np.log(self.sizes[optimizer, group])  # (seeds, depths)
+        x = np.log(np.asarray(self.depths, dtype=float))
+        xc = x - x.mean()
+        return (y - y.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
+
+
+def _first_update_job(job: dict) -> dict:
+    placement, depths, seed = job["placement"], job["depths"], job["seed"]
+    rows = {m: [] for m in job["measure"]}
+    tokens, _ = reversal_task(job["batch"], rng=np.random.default_rng([seed, 9]))
+    for depth in depths:
+        model = TinyTransformer(placement, depth, width=job["width"], heads=job["heads"], seed=seed).double()
+        got = first_update_sizes(model, tokens, measure=job["measure"], lrs=job["lrs"])
+        for m in rows:
+            rows[m].append(got[m] / job["lrs"][m[0]])
+    return rows
+
+
+def first_updates(placements, depths, *, seeds, width=32, heads=2, batch=8, measure=_DEFAULT_MEASURE,
+                  lrs=_DEFAULT_LRS, processes=2, threads=1) -> dict:
+    """``‖ΔF‖/η`` after one step at initialization, over placements, seeds and depths, in worker processes.
+
+    Parameters
+    ----------
+    placements : sequence of {"post", "pre", "deepnorm"}
+    depths : sequence of int
+        Numbers of layers ``M`` (each >= 1), in increasing order.
+    seeds : sequence of int, keyword-only
+        Model seeds (>= 0). Seed ``s`` builds ``TinyTransformer(placement, M, seed=s)`` at
+        every depth (the same raw draws for every placement) and the step's batch
+        ``reversal_task(batch, rng=default_rng([s, 9]))``, the same at every depth.
+    width, heads, batch : int, keyword-only
+        The model's width and heads; the task sequences of the step.
+    measure : sequence of (str, str), keyword-only
+        ``(optimizer, group)`` pairs, as in :func:`first_update_sizes`. Default: SGD on the
+        branch weights, the LayerNorm parameters and all parameters; Adam on the branch
+        weights and all parameters.
+    lrs : mapping of str to float, keyword-only
+        η of each optimizer; default ``{"sgd": 1e-6, "adam": 1e-5}``, small enough that
+        ``ΔF`` is linear in η (float64).
+    processes : int, keyword-only
+        Worker processes (``spawn``; 1: run here, one job after the other). A job is one
+        (placement, seed) pair; the numbers do not depend on ``processes``.
+    threads : int, keyword-only
+        torch threads per worker process (ignored when ``processes == 1``).
+
+    Returns
+    -------
+    dict of str to FirstUpdates
+        One entry per placement.
+
+    Raises
+    ------
+    TypeError
+        Non-integer counts, depths or seeds.
+    ValueError
+        An unknown placement, optimizer or group, an empty or non-increasing ``depths``, an
+        empty ``seeds``, a bad learning rate or a count < 1.
+
+    Notes
+    -----
+    Computed in float64 with :func:`first_update_sizes` (one backward pass per model).
+    DeepNet (Wang et al., 2022), Theorem 4.2 and Section 4.3, bounds this change for SGD by
+    ``O(η · number of sublayers)`` for Post-LN and ``Θ(η)`` for DeepNorm. Used in the chapter
+    "DeepNorm" (``book/deepnorm.md``).
+
+    Examples
+    --------
+    >>> from normlib.transformer import first_updates
+    >>> res = first_updates(["deepnorm"], [1, 2], seeds=[0], width=8, heads=2, batch=2, processes=1)
+    >>> res["deepnorm"].sizes["sgd", "branch"].shape
+    (1, 2)
+    """
+    placements = tuple(check_choice(p, "placement", PLACEMENTS) for p in placements)
+    if not placements:
+        raise ValueError("placements must name at least one placement")
+    depths = tuple(check_int(L, "depth") for L in depths)
+    if not depths or any(b <= a for a, b in zip(depths, depths[1:])):
+        raise ValueError(f"depths must be a non-empty increasing sequence; got {depths!r}")
+    seeds = tuple(check_int(s, "seed", 0) for s in seeds)
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    width, heads, batch = check_int(width, "width"), check_int(heads, "heads"), check_int(batch, "batch")
+    processes, threads = check_int(processes, "processes"), check_int(threads, "threads")
+    measure, rates = _check_measure(measure, lrs)
+    jobs = [dict(placement=p, depths=depths, seed=s, width=width, heads=heads, batch=batch, measure=measure, lrs=rates)
+            for p in placements for s in seeds]
+    if processes == 1:
+        rows = [_first_update_job(j) for j in jobs]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(processes, len(jobs)), mp_context=ctx,
+                                 initializer=_worker_threads, initargs=(threads,)) as pool:
+            rows = list(pool.map(_first_update_job, jobs))
+    out = {}
+    for i, p in enumerate(placements):
+        mine = rows[i * len(seeds):(i + 1) * len(seeds)]
+        sizes = {}
+        for m in measure:
+            a = np.array([r[m] for r in mine], dtype=np.float64)
+            a.setflags(write=False)
+            sizes[m] = a
+        out[p] = FirstUpdates(placement=p, depths=depths, seeds=seeds, width=width, heads=heads, batch=batch,
+                              lrs=MappingProxyType(dict(rates)), sizes=MappingProxyType(sizes))
+    return out
+
+
+# ----------------------------------------------------------------------------- the initialization scale
+
+
+def set_normal_init(model, sigma):
+    """Rescale every weight matrix of the model to ``N(0, sigma²)``, keeping its seeded draws.
+
+    Parameters
+    ----------
+    model : TinyTransformer
+        Modified in place: each 2-D parameter (the token and position embeddings, every
+        projection, the output head) becomes ``sigma · z``, where ``z`` is the standard
+        normal draw the model was built from. LayerNorm gains and biases are untouched.
+    sigma : float
+        The standard deviation (> 0), the same for every matrix (BERT's recipe, without
+        its truncation); the variance a ``d × d`` projection passes on is ``sigma² d``.
+
+    Returns
+    -------
+    TinyTransformer
+        ``model`` itself.
+
+    Raises
+    ------
+    TypeError
+        Not a TinyTransformer, or a non-numeric ``sigma``.
+    ValueError
+        ``sigma <= 0`` or not finite.
+
+    Notes
+    -----
+    Models built with the same seed share their draws ``z``, so models that differ only in
+    ``sigma`` (or in the placement) are paired. Calling the function again rescales from
+    the current ``sigma``. Used in the chapter "A real Transformer"
+    (``book/real-transformer.md``) to vary ``sigma`` at a fixed width and ``sigma² d`` at
+    several widths.
+    """
+    _check_model(model)
+    sigma = check_positive_real(sigma, "sigma")
+    current = getattr(model, "_normal_sigma", None)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.ndim == 2:
+                p.mul_(sigma / (current if current is not None else model._std(name, p)))
+    model._normal_sigma = sigma
+    return model
+
+
+@dataclass(frozen=True, eq=False)
+class FFNGradStats:
+    """Per-layer statistics of the ``W2`` gradients of ``groups`` equal mini-batches.
+
+    ``mean_norm`` (depth,): ``‖ḡ‖``, the norm of the mean of the mini-batch gradients (the
+    gradient of the loss averaged over the whole batch); ``expected_sq`` (depth,): an
+    unbiased estimate of ``‖E g‖²``, the squared norm of the expected mini-batch gradient
+    (it can come out negative when the gradient is mostly noise); ``group_norms``
+    (groups, depth): each mini-batch gradient's norm. All float64, read-only.
+    """
+
+    mean_norm: np.ndarray
+    expected_sq: np.ndarray
+    group_norms: np.ndarray
+    groups: int
+
+    def __post_init__(self):
+        for name in ("mean_norm", "expected_sq", "group_norms"):
+            getattr(self, name).setflags(write=False)
+
+    def __reduce__(self):  # rebuild through __init__, so the arrays stay read-only after pickling
+        return (type(self), tuple(getattr(self, f) for f in self.__dataclass_fields__))
+
+    @property
+    def noise_share(self) -> np.ndarray:
+        """``1 − expected_sq / mean_norm²`` per layer: the share of ``‖ḡ‖²`` that is mini-batch noise."""
+        return 1.0 - self.expected_sq / self.mean_norm**2
+
+
+def linear_grad_stats(loss_fn, modules, *, groups) -> FFNGradStats:
+    """The weight gradient of linear layers, mini-batch by mini-batch, from one forward and one backward pass.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        Called with no argument, it runs the forward pass and returns the mean of
+        ``groups`` mini-batch losses, mini-batch ``k`` being the ``k``-th block of
+        consecutive rows of the batch (first axis), each loss depending on its own rows
+        only (true of Transformers without batch statistics).
+    modules : sequence of torch.nn.Module
+        Layers that map the last axis of their input linearly (``torch.nn.Linear``, or
+        Hugging Face's ``Conv1D``, whose weight is the transpose); a forward hook records
+        each one's input ``a`` and output.
+    groups : int, keyword-only
+        Number of mini-batches (>= 2, dividing the batch).
+
+    Returns
+    -------
+    FFNGradStats
+        Per module (in the order given): see :func:`ffn_grad_stats`.
+
+    Raises
+    ------
+    TypeError
+        ``loss_fn`` not callable, or a non-integer ``groups``.
+    ValueError
+        ``groups < 2``, no modules, a module that did not run, or a batch that ``groups``
+        does not divide.
+
+    Notes
+    -----
+    The weight gradient of mini-batch ``k`` is ``K Σ_{t∈k} δ_t a_tᵀ``, with ``δ_t`` the
+    gradient of the mean loss at the module's output: the norms of the transposed
+    weight (``Conv1D``) are the same. Used by the chapter "A real Transformer"
+    (``book/real-transformer.md``) for its own model and for Hugging Face's BERT and GPT-2.
+    """
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable; got {type(loss_fn).__name__}")
+    groups = check_int(groups, "groups", 2)
+    modules = list(modules)
+    if not modules:
+        raise ValueError("modules must name at least one layer")
+    acts, outs = {}, {}
+
+    def keep(i):
+        def hook(module, args, out):
+            acts[i], outs[i] = args[0], out
+
+        return hook
+
+    hooks = [m.register_forward_hook(keep(i)) for i, m in enumerate(modules)]
+    try:
+        loss = loss_fn()
+    finally:
+        for h in hooks:
+            h.remove()
+    if len(outs) != len(modules):
+        raise ValueError("a module did not run in loss_fn's forward pass")
+    B = outs[0].shape[0]
+    if B % groups:
+        raise ValueError(f"groups must divide the batch; got {B} sequences and groups={groups}")
+    deltas = torch.autograd.grad(loss, [outs[i] for i in range(len(modules))])
+    mean_sq, group_sq = [], []
+    for i, delta in enumerate(deltas):
+        a = acts[i].detach().reshape(groups, -1, acts[i].shape[-1]).double()  # (K, n, fan_in)
+        delta = delta.reshape(groups, -1, delta.shape[-1]).double() * groups  # (K, n, fan_out): mini-batch k's own loss
+        g = torch.einsum("kni,knj->kij", delta, a)  # (K, fan_out, fan_in): g_k
+        mean_sq.append(float(g.mean(0).pow(2).sum()))
+        group_sq.append(g.pow(2).sum((1, 2)).numpy())
+    mean_sq, group_sq = np.array(mean_sq), np.array(group_sq).T  # (layers,), (K, layers)
+    expected_sq = (groups * mean_sq - group_sq.mean(0)) / (groups - 1)
+    return FFNGradStats(
+        mean_norm=_readonly(np.sqrt(mean_sq)),
+        expected_sq=_readonly(expected_sq),
+        group_norms=_readonly(np.sqrt(group_sq)),
+        groups=groups,
+    )
+
+
+def ffn_grad_stats(model, tokens, *, groups) -> FFNGradStats:
+    """The ``W2`` gradient of every layer, mini-batch by mini-batch, in one backward pass.
+
+    Parameters
+    ----------
+    model : TinyTransformer
+        The model (its parameters' ``.grad`` are left untouched).
+    tokens : torch.LongTensor, shape (B, T)
+        The batch; it is cut into ``groups`` consecutive mini-batches of ``B / groups``
+        sequences, each scored with the next-token loss on every position.
+    groups : int, keyword-only
+        Number of mini-batches (>= 2, dividing ``B``).
+
+    Returns
+    -------
+    FFNGradStats
+        With ``g_k`` the gradient of mini-batch ``k``'s mean loss and ``ḡ`` their mean:
+        ``mean_norm = ‖ḡ‖`` (equal to :func:`ffn_grad_norms` on the whole batch),
+        ``group_norms[k] = ‖g_k‖`` (equal to :func:`ffn_grad_norms` on mini-batch ``k``) and
+        ``expected_sq = (K ‖ḡ‖² − mean_k ‖g_k‖²) / (K − 1)`` with ``K = groups``.
+
+    Raises
+    ------
+    TypeError
+        Not a TinyTransformer, tokens not a 2-D LongTensor, or a non-integer ``groups``.
+    ValueError
+        ``groups < 2``, ``groups`` not dividing the batch, fewer than 2 positions, or
+        tokens outside the vocabulary.
+
+    Notes
+    -----
+    For independent mini-batches, ``E‖ḡ‖² = ‖E g‖² + tr Σ / K`` and
+    ``E‖g_k‖² = ‖E g‖² + tr Σ``, so ``expected_sq`` is unbiased for ``‖E g‖²``, the squared
+    norm of the quantity Xiong et al. (2020) plot in their Figure 3, while ``‖ḡ‖`` (the
+    norm of a gradient averaged over ``K`` mini-batches) is biased upward by the noise
+    ``tr Σ / K``. The gradient of ``W2`` is ``Σ_t δ_t a_tᵀ`` (``a_t`` the FFN's hidden
+    activation, ``δ_t`` the loss gradient at its output); each mini-batch's sum is formed
+    from one forward and one backward pass over the whole batch
+    (:func:`linear_grad_stats`). See the chapter "A real Transformer"
+    (``book/real-transformer.md``).
+    """
+    _check_model(model)
+    _check_tokens(tokens, model)
+    groups = check_int(groups, "groups", 2)
+    if tokens.shape[0] % groups:
+        raise ValueError(f"groups must divide the batch; got {tokens.shape[0]} sequences and groups={groups}")
+    return linear_grad_stats(lambda: model.loss(tokens), [b.ffn.w2 for b in model.blocks], groups=groups)
+
+
+def init_model(placement, depth, *, width=64, heads=None, seed=0, init="xavier", sigma=None, mixing=True):
+    """A :class:`TinyTransformer` at initialization, with the chapter's variants.
+
+    Parameters
+    ----------
+    placement : {"post", "pre", "deepnorm"}
+        As :class:`TinyTransformer`.
+    depth : int
+        Number of layers.
+    width : int, keyword-only
+        Model width ``d``.
+    heads : int, keyword-only
+        Attention heads; default ``max(4, width // 64)`` (head width 64 from ``d = 256``
+        on, as in GPT-2 small and BERT-base).
+    seed : int, keyword-only
+        Seed of the weights.
+    init : {"xavier", "gpt2"}, keyword-only
+        As :class:`TinyTransformer`.
+    sigma : float, keyword-only
+        If given, every weight matrix is then rescaled to ``N(0, sigma²)``
+        (:func:`set_normal_init`).
+    mixing : bool, keyword-only
+        ``False`` restricts every attention head to its own position (the mask is the
+        identity): attention then mixes no positions, a control for rank collapse.
+
+    Returns
+    -------
+    TinyTransformer
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`TinyTransformer` and :func:`set_normal_init`, or a non-bool ``mixing``.
+
+    Notes
+    -----
+    See the chapter "A real Transformer" (``book/real-transformer.md``).
+    """
+    width = check_int(width, "width")
+    heads = max(4, width // 64) if heads is None else heads
+    if not isinstance(mixing, (bool, np.bool_)):
+        raise TypeError(f"mixing must be True or False; got {type(mixing).__name__}")
+    model = TinyTransformer(placement, depth, width=width, heads=heads, init=init, seed=seed)
+    if sigma is not None:
+        set_normal_init(model, sigma)
+    if not mixing:
+        for block in model.blocks:
+            block.attn.causal = torch.eye(model.seq_len, dtype=torch.bool)
+    return model
+
+
+def ffn_inputs(model, tokens) -> list:
+    """The input of every layer's FFN (what ``W1`` reads) on ``tokens[:, :-1]``, without gradients.
+
+    Parameters
+    ----------
+    model : TinyTransformer
+        The model.
+    tokens : torch.LongTensor, shape (B, T)
+        As in :func:`ffn_grad_norms` (the last position is only a target).
+
+    Returns
+    -------
+    list of torch.Tensor
+        One ``(B, T - 1, d)`` tensor per layer, input side first: for Post-LN the stream after
+        the attention sublayer's LayerNorm, for Pre-LN the FFN's LayerNorm output.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`ffn_grad_norms`.
+
+    Notes
+    -----
+    The chapter "A real Transformer" (``book/real-transformer.md``) measures with it how
+    alike the positions of a sequence become with depth (rank collapse).
+    """
+    _check_model(model)
+    _check_tokens(tokens, model)
+    out = []
+    hooks = [b.ffn.w1.register_forward_hook(lambda m, args, o: out.append(args[0].detach())) for b in model.blocks]
+    try:
+        with torch.no_grad():
+            model(tokens[:, :-1])
+    finally:
+        for h in hooks:
+            h.remove()
+    return out
+
+
+def init_profile(placement, depth, *, width=64, heads=None, seed=0, init="xavier", sigma=None, mixing=True,
+                 batch=128, groups=8) -> FFNGradStats:
+    """Build a model at initialization and measure its ``W2`` gradients on its own seeded batch.
+
+    Parameters
+    ----------
+    placement, depth, width, heads, seed, init, sigma, mixing
+        The model: see :func:`init_model`.
+    batch, groups : int, keyword-only
+        The batch, ``reversal_task(batch, rng=default_rng([seed, 7]))``, cut into ``groups``
+        mini-batches of ``batch / groups`` sequences.
+
+    Returns
+    -------
+    FFNGradStats
+        :func:`ffn_grad_stats` of the model on the batch.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`init_model` and :func:`ffn_grad_stats`.
+
+    Notes
+    -----
+    A plain function of its arguments, so :func:`init_profiles` can run many in worker
+    processes. See the chapter "A real Transformer" (``book/real-transformer.md``).
+    """
+    model = init_model(placement, depth, width=width, heads=heads, seed=seed, init=init, sigma=sigma, mixing=mixing)
+    tokens, _ = reversal_task(check_int(batch, "batch"), rng=np.random.default_rng([seed, 7]))
+    return ffn_grad_stats(model, tokens, groups=groups)
+
+
+def _init_profile_job(job: dict) -> FFNGradStats:
+    return init_profile(**job)
+
+
+def init_profiles(jobs, *, processes=2, threads=1) -> list:
+    """Run many :func:`init_profile` calls, spread over worker processes.
+
+    Parameters
+    ----------
+    jobs : iterable of dict
+        Keyword arguments of :func:`init_profile`, one dict per call.
+    processes : int, keyword-only
+        Worker processes (1: in this process).
+    threads : int, keyword-only
+        torch threads per worker.
+
+    Returns
+    -------
+    list of FFNGradStats
+        In the order of ``jobs``; each equals ``init_profile(**job)`` in a process with
+        ``threads`` torch threads. Identical jobs (equal dicts) are run once and share
+        their result.
+
+    Raises
+    ------
+    TypeError
+        A job that is not a dict, or non-integer counts.
+    ValueError
+        ``processes`` or ``threads`` < 1, or a job :func:`init_profile` rejects.
+
+    Notes
+    -----
+    As :func:`train_grids`: spawned workers with one thread each use two cores better
+    than one process with two threads. The jobs are handed out one at a time, the most
+    expensive first (depth × width² × batch), so that no worker idles at the end. See
+    ``book/real-transformer.md``.
+    """
+    processes = check_int(processes, "processes")
+    threads = check_int(threads, "threads")
+    jobs = list(jobs)
+    for j in jobs:
+        if not isinstance(j, dict):
+            raise TypeError(f"each job must be a dict of init_profile keyword arguments; got {type(j).__name__}")
+    keys = [tuple(sorted(j.items())) for j in jobs]
+    distinct = list(dict.fromkeys(keys))  # identical jobs run once
+    todo = [dict(k) for k in distinct]
+    if processes == 1 or len(todo) <= 1:
+        done = [init_profile(**j) for j in todo]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        def cost(j):  # a pass costs about depth × width² × batch: hand out the longest jobs first
+            return j.get("depth", 1) * j.get("width", 64) ** 2 * j.get("batch", 128)
+
+        order = sorted(range(len(todo)), key=lambda i: -cost(todo[i]))
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            max_workers=min(processes, len(todo)), mp_context=ctx, initializer=_worker_threads, initargs=(threads,)
+        ) as pool:
+            futures = {i: pool.submit(_init_profile_job, todo[i]) for i in order}
+            done = [futures[i].result() for i in range(len(todo))]
+    result = dict(zip(distinct, done))
+    return [result[k] for k in keys]

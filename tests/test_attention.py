@@ -486,3 +486,82 @@ def test_overflow_band_rejects_bad_input():
         att.overflow_band(4096, accumulate="float16")
     with pytest.raises(TypeError):
         att.overflow_band(8.0)
+
+
+# ----------------------------------------------------------------------------- bisections and the bilinear form
+
+
+def test_first_failure_brackets_the_threshold():
+    lo, hi = att.first_failure(lambda x: x >= math.pi, 1.0, 10.0, rel=1e-9)
+    assert lo < math.pi <= hi and hi / lo <= 1 + 1e-9
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(4.0, 10.0), (1.0, 2.0)])  # fails(lo) True / fails(hi) False
+def test_first_failure_refuses_a_bracket_without_a_change(lo, hi):
+    with pytest.raises(ValueError, match="fails"):
+        att.first_failure(lambda x: x >= 3.0, lo, hi)
+
+
+def test_first_failure_refuses_non_bool_and_bad_arguments():
+    with pytest.raises(TypeError, match="bool"):
+        att.first_failure(lambda x: "yes", 1.0, 2.0)
+    with pytest.raises(TypeError):
+        att.first_failure(3.0, 1.0, 2.0)
+    with pytest.raises(ValueError):
+        att.first_failure(lambda x: x > 1.5, 2.0, 1.0)
+    with pytest.raises(ValueError):
+        att.first_failure(lambda x: x > 1.5, 1.0, 2.0, rel=0.0)
+
+
+def test_float16_first_failure_returns_consecutive_float16_values():
+    last, first = att.float16_first_failure(lambda g: g >= 22.62, 1.0, 80.0)
+    assert (last, first) == (22.609375, 22.625)  # the two float16 values around 22.62
+    assert np.nextafter(np.float16(last), np.float16(np.inf)) == np.float16(first)
+    # a threshold that is itself a float16 value is returned as the first failure
+    assert att.float16_first_failure(lambda g: g >= 42.0, 1.0, 80.0) == (41.96875, 42.0)
+
+
+def test_float16_first_failure_refuses_bad_brackets():
+    with pytest.raises(ValueError):
+        att.float16_first_failure(lambda g: g > 2, 1e6, 2e6)  # not finite in float16
+    with pytest.raises(ValueError):
+        att.float16_first_failure(lambda g: g > 2, 3.0, 3.0001)  # one float16 value
+    with pytest.raises(ValueError, match="fails"):
+        att.float16_first_failure(lambda g: g > 100, 1.0, 4.0)
+
+
+def test_bilinear_peaks_against_dense_svd_and_eigh():
+    rng = np.random.default_rng(0)
+    for d_head, d_model in ((3, 7), (8, 12), (5, 5), (4, 30)):
+        wq, wk = rng.standard_normal((d_head, d_model)), rng.standard_normal((d_head, d_model))
+        a = wq.T @ wk
+        p = att.bilinear_peaks(wq, wk)
+        assert_allclose(p.two_tokens, np.linalg.norm(a, 2), rtol=1e-12)
+        assert_allclose(p.one_token, np.max(np.abs(np.linalg.eigvalsh((a + a.T) / 2))), rtol=1e-12)
+        assert p.one_token <= p.two_tokens * (1 + 1e-12)
+
+
+def test_bilinear_peaks_are_attained():
+    rng = np.random.default_rng(1)
+    wq, wk = rng.standard_normal((4, 10)), rng.standard_normal((4, 10))
+    u, s, vt = np.linalg.svd(wq.T @ wk)
+    p = att.bilinear_peaks(wq, wk)
+    assert_allclose(abs((wq @ u[:, 0]) @ (wk @ vt[0])), p.two_tokens, rtol=1e-12)  # two tokens
+    w, v = np.linalg.eigh((wq.T @ wk + wk.T @ wq) / 2)
+    x = v[:, np.argmax(np.abs(w))]
+    assert_allclose(abs((wq @ x) @ (wk @ x)), p.one_token, rtol=1e-12)  # one token
+
+
+def test_bilinear_peaks_equal_projections_and_closed_form():
+    w = np.random.default_rng(2).standard_normal((3, 6))
+    p = att.bilinear_peaks(w, w)  # A = WᵀW is symmetric positive semi-definite: both peaks are its top eigenvalue
+    assert_allclose(p.one_token, p.two_tokens, rtol=1e-12)
+    assert_allclose(p.two_tokens, np.linalg.norm(w, 2) ** 2, rtol=1e-12)
+    assert att.bilinear_peaks([[1.0, 0.0]], [[0.0, 1.0]]) == att.BilinearPeaks(two_tokens=1.0, one_token=0.5)
+
+
+@pytest.mark.parametrize(("wq", "wk"), [(np.ones((2, 3)), np.ones((3, 2))), (np.ones(3), np.ones(3)),
+                                        (np.full((2, 3), np.nan), np.ones((2, 3)))])
+def test_bilinear_peaks_bad_input(wq, wk):
+    with pytest.raises(ValueError):
+        att.bilinear_peaks(wq, wk)

@@ -454,3 +454,19 @@ def test_step_response_scales_must_be_real(problem):
     W, X, T = problem
     with pytest.raises(TypeError, match="scales must be real"):
         inv.ln_step_response(W, X, T, np.array(["1", "2"]), lr=1e-3)
+
+
+def test_table_markdown_shows_every_verdict_and_marks_a_disagreement():
+    """verdict_markdown: one row per norm with ✓/✗ per column and the agreement count; a cell that
+    differs from the papers carries the paper's mark; residual_markdown: the residual of every cell."""
+    table = inv.invariance_table(np.random.default_rng(0))
+    md = table.verdict_markdown()
+    assert md.count("\n") == len(inv.NORMS) + 1
+    assert "| 6 of 6 |" in md and "(paper:" not in md
+    flipped = inv.InvarianceTable(
+        cells=tuple(c if (c.norm, c.transform) != ("layernorm", "dataset_recenter")
+                    else inv.InvarianceCell(c.norm, c.transform, 0.0, c.tol) for c in table.cells),
+        eps=table.eps, tol=table.tol)
+    assert "✓ (paper: ✗)" in flipped.verdict_markdown() and "5 of 6" in flipped.verdict_markdown()
+    res = table.residual_markdown()
+    assert res.count("e") >= len(table.cells) and res.count("\n") == len(inv.NORMS) + 1

@@ -203,6 +203,58 @@ def test_divergence_is_reported_not_raised(split):
     assert run.test_error[1, 0] == 1.0 and run.test_error[0, 0] < 0.5
 
 
+def test_correct_on_test_agrees_with_the_run_and_picks_the_chosen_rate(split):
+    """The per-image matrix at the chosen rate reproduces the run's test errors, in both BatchNorm modes,
+    a diverged model counts as wrong everywhere, and select_models keeps the models it names."""
+    run = train_mlp(split, "batchnorm", 32, lrs=[0.02, 0.1, 30.0], seeds=[0, 1], epochs=2, hidden=(16, 16))
+    k = mlp.chosen_lr(run)
+    assert k == int(np.argmin(run.val_error.mean(axis=1)))
+    for lr_index in range(3):
+        c = mlp.correct_on_test(run, split, lr_index=lr_index)
+        assert c.shape == (2, len(split.y_test)) and c.dtype == bool
+        assert_allclose(1 - c.mean(axis=1), run.test_error[lr_index], rtol=0, atol=1e-12)
+        cb = mlp.correct_on_test(run, split, stats="batch", lr_index=lr_index)
+        assert_allclose(1 - cb.mean(axis=1), run.test_error_batch[lr_index], rtol=0, atol=1e-12)
+    assert run.diverged[2].all() and not mlp.correct_on_test(run, split, lr_index=2).any()
+    assert_array_equal(mlp.correct_on_test(run, split), mlp.correct_on_test(run, split, lr_index=k))
+    one = mlp.select_models(run.model, [3])
+    assert one.n_models == 1
+    for w, w_all in zip(one.weights, run.model.weights):
+        assert_array_equal(w[0], w_all[3])
+    with pytest.raises(ValueError, match="out of range"):
+        mlp.select_models(run.model, [6])
+    with pytest.raises(ValueError, match="out of range"):
+        mlp.correct_on_test(run, split, lr_index=3)
+    with pytest.raises(TypeError, match="MLPRun"):
+        mlp.chosen_lr(run.model)
+
+
+def test_pre_norm_rows_and_serving(split):
+    """pre_norm_rows are the Linear outputs of the forward pass; served answers depend on the batch-mates
+    only for BatchNorm in training mode."""
+    bn = _random_model("batchnorm", sizes=(64, 8, 8, 10), n_models=2, seed=1)
+    x = split.x_test[:7]
+    z1, z2 = mlp.pre_norm_rows(bn, x)
+    assert z1.shape == (2, 7, 8) and z2.shape == (2, 7, 8)
+    assert_allclose(z1, x @ bn.weights[0] + bn.biases[0][:, None, :], rtol=1e-14, atol=1e-14)
+    u = (z1 - bn.running_mean[0][:, None]) / np.sqrt(bn.running_var[0][:, None] + EPS) * bn.gains[0][:, None] + bn.shifts[0][:, None]
+    assert_allclose(z2, np.maximum(u, 0) @ bn.weights[1] + bn.biases[1][:, None, :], rtol=1e-12, atol=1e-12)
+    kw = dict(batch_size=4, n_draws=3, rng=0)
+    train = mlp.serve(bn, x, split.x_test[7:40], stats="batch", **kw)
+    run = mlp.serve(bn, x, split.x_test[7:40], stats="running", **kw)
+    assert train.shape == run.shape == (2, 3, 7, 10)
+    assert np.abs(train - train[:, :1]).max() > 1e-3  # the batch-mates move the training-mode answer
+    assert np.abs(run - run[:, :1]).max() < 1e-12
+    assert_allclose(run[:, 0], mlp_logits(bn, x), rtol=1e-12, atol=1e-12)
+    ln = _random_model("layernorm", sizes=(64, 8, 10), n_models=1)
+    served = mlp.serve(ln, x, split.x_test[7:40], **kw)
+    assert np.abs(served - served[:, :1]).max() < 1e-12
+    with pytest.raises(ValueError, match="shape"):
+        mlp.serve(ln, x[:, :5], split.x_test, **kw)
+    with pytest.raises(ValueError, match="shape"):
+        mlp.pre_norm_rows(ln, x[:, :5])
+
+
 # ----------------------------------------------------------------------------- 4. data and bad input
 
 

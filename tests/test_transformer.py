@@ -564,3 +564,262 @@ def test_first_update_norm_of_a_parameter_subset():
         first_update_norm(model, tokens, lr=1e-3, params=lambda n: False)
     with pytest.raises(TypeError, match="predicate"):
         first_update_norm(model, tokens, lr=1e-3, params=["blocks.0.ffn.w2.weight"])
+
+
+# ----------------------------------------------------------------------------- reading a sweep
+
+
+def test_initial_losses_are_a_run_s_first_loss_and_what_a_frozen_run_keeps():
+    """initial_losses draws train_grid's batches: step 0 of every run, and every step of a run at a negligible rate."""
+    kw = {k: GRID[k] for k in ("depth", "width", "heads", "vocab", "seq_len", "batch")}
+    ref = tf.initial_losses("post", seeds=(0, 3), steps=GRID["steps"], **kw)
+    assert ref.shape == (2, GRID["steps"])
+    moving = tf.train_grid("post", lrs=(1e-2,), seeds=(0, 3), **GRID)
+    np.testing.assert_allclose(ref[:, 0], [r.loss[0] for r in moving], rtol=2e-5)
+    assert np.all(np.abs([r.loss[1:] - row[1:] for r, row in zip(moving, ref)]) > 1e-4)  # a real rate moves the loss
+    frozen = tf.train_grid("post", lrs=(1e-12,), seeds=(0, 3), **GRID)
+    np.testing.assert_allclose([r.loss for r in frozen], ref, rtol=2e-5)
+    one = TinyTransformer("post", GRID["depth"], width=16, heads=2, vocab=7, seq_len=6, seed=3)
+    rng = np.random.default_rng([3, 1])
+    with torch.no_grad():
+        by_hand = [float(one.loss(*reversal_task(4, seq_len=6, vocab=7, rng=rng))) for _ in range(GRID["steps"])]
+    np.testing.assert_allclose(ref[1], by_hand, rtol=1e-12)
+    with pytest.raises(ValueError, match="seeds must not be empty"):
+        tf.initial_losses("post", seeds=(), steps=2, **kw)
+    with pytest.raises(ValueError, match="placement"):
+        tf.initial_losses("sideways", seeds=0, steps=2, **kw)
+
+
+@pytest.mark.parametrize(
+    "k, n, want",
+    [(8, 8, "yes"), (7, 8, "yes"), (6, 8, "undecided"), (2, 8, "undecided"), (1, 8, "no"), (0, 8, "no"),
+     (3, 3, "undecided"), (0, 3, "undecided"), (1, 1, "undecided"), (5, 5, "yes"), (9, 10, "yes"), (8, 10, "undecided")],
+)
+def test_majority_call_is_the_one_sided_binomial_test(k, n, want):
+    assert tf.majority_call(k, n) == want
+    tail = sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n  # the closed form the rule compares with 0.05
+    assert (tail < 0.05) == (want == "yes")
+
+
+def test_majority_call_bad_input():
+    assert tf.majority_call(6, 8, level=0.2) == "yes"  # P(X >= 6 | 8, 1/2) = 37/256 = 0.14
+    with pytest.raises(ValueError, match="at most"):
+        tf.majority_call(9, 8)
+    with pytest.raises(ValueError, match=r"\(0, 1/2\)"):
+        tf.majority_call(4, 8, level=0.5)
+    with pytest.raises(TypeError, match="level"):
+        tf.majority_call(4, 8, level="0.05")
+    with pytest.raises(TypeError, match="integer"):
+        tf.majority_call(4.0, 8)
+
+
+def test_worker_pool_runs_jobs_like_this_process():
+    jobs = [dict(placement="pre", lrs=(2e-3,), seeds=(0,), **GRID)]
+    (here,) = tf.train_grids(jobs, processes=1)
+    with tf.worker_pool(1) as pool:
+        (there,) = tf.train_grids(jobs, executor=pool)
+        threads = pool.submit(torch.get_num_threads).result()
+    np.testing.assert_allclose(here[0].loss, there[0].loss, rtol=1e-5)
+    assert threads == 1
+    with pytest.raises(ValueError, match="processes"):
+        tf.worker_pool(0)
+    with pytest.raises(TypeError, match="threads"):
+        tf.worker_pool(1, threads=1.5)
+
+
+def test_submit_grids_returns_futures_in_job_order_and_refuses_bad_input():
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [dict(placement=p, lrs=(2e-3,), seeds=(0,), **GRID) for p in ("pre", "post")]
+    serial = tf.train_grids(jobs, processes=1)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = tf.submit_grids(jobs, pool)
+        got = [f.result() for f in futures]
+    for a_runs, b_runs in zip(serial, got):
+        assert [r.placement for r in a_runs] == [r.placement for r in b_runs]
+        np.testing.assert_allclose(a_runs[0].loss, b_runs[0].loss, rtol=1e-5)
+    with pytest.raises(TypeError, match="Executor"):
+        tf.submit_grids(jobs, object())
+    with pytest.raises(TypeError, match="dict"):
+        tf.submit_grids([("pre",)], ThreadPoolExecutor(max_workers=1))
+
+
+def test_design_jobs_one_job_per_seed_set_longest_first():
+    design = {("post", 0, 5): ((1e-3, 2e-3), (4e-3,)), ("pre", 3, 8): ((1e-3,), ())}
+    jobs = tf.design_jobs(design, seeds=(0, 1, 2, 3), few=(0,), depth=2)
+    assert [(j["placement"], j["warmups"], j["steps"], j["lrs"], j["seeds"]) for j in jobs] == [
+        ("post", (0,), 5, (1e-3, 2e-3), (0, 1, 2, 3)),  # 2 rates x 4 seeds x 5 steps = 40 run-steps
+        ("pre", (3,), 8, (1e-3,), (0, 1, 2, 3)),  # 32
+        ("post", (0,), 5, (4e-3,), (0,)),  # 5; the empty rate list of "pre" makes no job
+    ]
+    assert all(j["depth"] == 2 for j in jobs)
+    with pytest.raises(TypeError, match="mapping"):
+        tf.design_jobs([("post", 0, 5)], seeds=(0,))
+    with pytest.raises(TypeError, match="design entries"):
+        tf.design_jobs({("post", 0): ((1e-3,), ())}, seeds=(0,))
+
+
+# ----------------------------------------------------------------------------- the initialization scale (real-transformer)
+
+
+def test_set_normal_init_is_sigma_times_the_seeded_draws_and_can_be_repeated():
+    model = tf.set_normal_init(TinyTransformer("post", 2, seed=4, **TINY).double(), 0.3)
+    rng = np.random.default_rng(4)
+    for name, p in model.named_parameters():
+        if p.ndim == 1:
+            assert torch.all(p == (0.0 if name.endswith("bias") else 1.0)), name  # LayerNorm untouched
+            continue
+        np.testing.assert_allclose(_np(p), 0.3 * rng.standard_normal(tuple(p.shape)), rtol=1e-6, err_msg=name)
+    again = tf.set_normal_init(tf.set_normal_init(TinyTransformer("post", 2, seed=4, **TINY).double(), 2.0), 0.3)
+    for (name, p), (_, q) in zip(model.named_parameters(), again.named_parameters()):
+        np.testing.assert_allclose(_np(q), _np(p), rtol=1e-12, err_msg=name)
+    gpt2 = tf.set_normal_init(TinyTransformer("pre", 2, init="gpt2", seed=4, **TINY).double(), 0.3)
+    theirs = dict(gpt2.named_parameters())  # Pre-LN has a final LN: match by name
+    for name, p in model.named_parameters():  # the same draws, whatever the init
+        q = theirs[name]
+        np.testing.assert_allclose(_np(q), _np(p), rtol=1e-6, err_msg=name)  # each was stored in float32 first
+
+
+@pytest.mark.parametrize("bad, exc", [(0.0, ValueError), (-1.0, ValueError), (float("inf"), ValueError), ("0.1", TypeError)])
+def test_set_normal_init_bad_sigma(bad, exc):
+    with pytest.raises(exc, match="sigma"):
+        tf.set_normal_init(TinyTransformer("post", 1, **TINY), bad)
+    with pytest.raises(TypeError, match="TinyTransformer"):
+        tf.set_normal_init(torch.nn.Linear(2, 2), 0.1)
+
+
+def _group_gradients(model, tokens, groups):
+    """Each mini-batch's W2 gradients by autograd on its own loss: (groups, depth, d * 4d)."""
+    weights = [b.ffn.w2.weight for b in model.blocks]
+    out = []
+    for chunk in tokens.chunk(groups):
+        out.append(torch.stack([g.flatten() for g in torch.autograd.grad(model.loss(chunk), weights)]))
+    return torch.stack(out).double()
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_ffn_grad_stats_against_each_mini_batch_by_autograd(placement):
+    model = TinyTransformer(placement, 3, width=16, heads=2, vocab=7, seq_len=6, seed=1).double()
+    tokens, _ = reversal_task(12, seq_len=6, vocab=7, rng=3)
+    stats = tf.ffn_grad_stats(model, tokens, groups=4)
+    g = _group_gradients(model, tokens, 4)  # (K, L, n)
+    mean = g.mean(0)
+    np.testing.assert_allclose(stats.group_norms, _np(g.norm(dim=-1)), rtol=1e-10)
+    np.testing.assert_allclose(stats.mean_norm, _np(mean.norm(dim=-1)), rtol=1e-10)
+    np.testing.assert_allclose(stats.mean_norm, ffn_grad_norms(model, tokens), rtol=1e-10)  # the whole batch's gradient
+    # the U-statistic: the mean over pairs k != j of g_k . g_j
+    pairs = [(g[k] * g[j]).sum(-1) for k in range(4) for j in range(4) if k != j]
+    np.testing.assert_allclose(stats.expected_sq, _np(torch.stack(pairs).mean(0)), rtol=1e-9)
+    np.testing.assert_allclose(stats.noise_share, 1 - stats.expected_sq / stats.mean_norm**2)
+    assert stats.groups == 4 and stats.group_norms.shape == (4, 3)
+    with pytest.raises(ValueError):
+        stats.mean_norm[0] = 1.0  # read-only
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_ffn_grad_stats_expected_sq_is_unbiased_for_the_expected_gradient():
+    """Averaged over many independent batches, expected_sq approaches ‖E g‖² (here: a 2048-sequence mean), mean_norm² overshoots it."""
+    model = TinyTransformer("post", 1, width=8, heads=2, vocab=7, seq_len=6, seed=0).double()
+    big, _ = reversal_task(2048, seq_len=6, vocab=7, rng=11)
+    target = ffn_grad_norms(model, big) ** 2  # ‖E g‖² up to a noise of order tr Σ / 4096
+    est, naive = [], []
+    for r in range(80):
+        tokens, _ = reversal_task(8, seq_len=6, vocab=7, rng=1000 + r)
+        s = tf.ffn_grad_stats(model, tokens, groups=2)
+        est.append(s.expected_sq)
+        naive.append(s.mean_norm**2)
+    est, naive = np.array(est), np.array(naive)
+    se = est.std(axis=0, ddof=1) / np.sqrt(len(est))
+    assert np.all(np.abs(est.mean(0) - target) < 4 * se + 0.01 * target)
+    assert np.all(naive.mean(0) > target + 4 * se)  # the plain norm carries the noise tr Σ / K
+
+
+def test_ffn_grad_stats_bad_input():
+    model = TinyTransformer("post", 1, **TINY)
+    tokens, _ = reversal_task(6, seq_len=4, vocab=5, rng=0)
+    with pytest.raises(ValueError, match="groups"):
+        tf.ffn_grad_stats(model, tokens, groups=1)
+    with pytest.raises(ValueError, match="divide"):
+        tf.ffn_grad_stats(model, tokens, groups=4)
+    with pytest.raises(TypeError, match="groups"):
+        tf.ffn_grad_stats(model, tokens, groups=2.0)
+    with pytest.raises(TypeError, match="LongTensor"):
+        tf.ffn_grad_stats(model, tokens.float(), groups=2)
+
+
+def test_init_profile_is_the_model_built_and_measured_by_hand():
+    kw = dict(width=16, heads=2, seed=3)
+    got = tf.init_profile("post", 2, sigma=0.1, batch=8, groups=4, **kw)
+    model = tf.set_normal_init(TinyTransformer("post", 2, **kw), 0.1)
+    tokens, _ = reversal_task(8, rng=np.random.default_rng([3, 7]))
+    want = tf.ffn_grad_stats(model, tokens, groups=4)
+    np.testing.assert_array_equal(got.expected_sq, want.expected_sq)
+    assert tf.init_profile("pre", 1, width=64, batch=2, groups=2).group_norms.shape == (2, 1)  # heads = max(4, d // 64)
+
+
+def test_attention_without_mixing_is_each_positions_own_value():
+    import pickle
+
+    stats = tf.init_profile("post", 2, width=16, heads=2, mixing=False, batch=4, groups=2)
+    assert pickle.loads(pickle.dumps(stats)).expected_sq.flags.writeable is False
+    model = TinyTransformer("post", 1, width=16, heads=2, seed=0).double()
+    model.blocks[0].attn.causal = torch.eye(model.seq_len, dtype=torch.bool)
+    x = torch.randn(3, 5, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    attn = model.blocks[0].attn
+    torch.testing.assert_close(attn(x), attn.o(attn.v(x)))
+    with pytest.raises(TypeError, match="mixing"):
+        tf.init_profile("post", 1, mixing=0)
+
+
+def test_init_profiles_in_worker_processes_equal_in_process_runs():
+    jobs = [dict(placement=p, depth=2, width=16, heads=2, seed=s, batch=4, groups=2) for p in ("post", "pre") for s in (0, 1)]
+    here = tf.init_profiles(jobs, processes=1)
+    there = tf.init_profiles(jobs, processes=2)
+    for a, b in zip(here, there):
+        np.testing.assert_array_equal(a.expected_sq, b.expected_sq)
+    twice = tf.init_profiles(jobs[:2] + [dict(jobs[0])], processes=1)  # an identical job runs once
+    assert twice[2] is twice[0]
+    with pytest.raises(TypeError, match="dict"):
+        tf.init_profiles([("post", 2)])
+
+
+def test_linear_grad_stats_on_a_transposed_weight_and_bad_input():
+    """A Conv1D-like layer (y = x W + b, W of shape (in, out), as Hugging Face's GPT-2) gives the same norms."""
+
+    class Conv1D(torch.nn.Module):
+        def __init__(self, w):
+            super().__init__()
+            self.weight = torch.nn.Parameter(w)
+
+        def forward(self, x):
+            return x @ self.weight
+
+    gen = torch.Generator().manual_seed(1)
+    w = torch.randn(5, 3, dtype=torch.float64, generator=gen)
+    layer, x, y = Conv1D(w), torch.randn(6, 4, 5, dtype=torch.float64, generator=gen), torch.randn(6, 4, 3, dtype=torch.float64, generator=gen)
+    loss = lambda: (layer(x) - y).pow(2).mean()  # noqa: E731  the mean of 3 equal mini-batch means
+    stats = tf.linear_grad_stats(loss, [layer], groups=3)
+    for k in range(3):
+        g, = torch.autograd.grad((layer(x[2 * k:2 * k + 2]) - y[2 * k:2 * k + 2]).pow(2).mean(), [layer.weight])
+        assert stats.group_norms[k, 0] == pytest.approx(float(g.norm()), rel=1e-12)
+    with pytest.raises(TypeError, match="callable"):
+        tf.linear_grad_stats(1.0, [layer], groups=2)
+    with pytest.raises(ValueError, match="at least one"):
+        tf.linear_grad_stats(loss, [], groups=2)
+    with pytest.raises(ValueError, match="did not run"):
+        tf.linear_grad_stats(loss, [layer, Conv1D(w)], groups=2)
+    with pytest.raises(ValueError, match="divide"):
+        tf.linear_grad_stats(loss, [layer], groups=4)
+
+
+def test_ffn_inputs_are_what_each_w1_reads():
+    model = tf.init_model("pre", 2, width=16, heads=2, seed=1)
+    tokens, _ = reversal_task(3, rng=0)
+    xs = tf.ffn_inputs(model, tokens)
+    assert len(xs) == 2 and xs[0].shape == (3, 16, 16)
+    with torch.no_grad():
+        x = model.tok(tokens[:, :-1]) + model.pos.weight[:16]
+        x = x + model.blocks[0].attn(model.blocks[0].ln1(x))
+        torch.testing.assert_close(xs[0], model.blocks[0].ln2(x))
+    with pytest.raises(TypeError, match="mixing"):
+        tf.init_model("post", 1, mixing="no")

@@ -171,7 +171,7 @@ def alt_messages(chapters: list[Path]) -> list[tuple[str, str]]:
 def executed_wordings(folder: Path) -> list[tuple[str, str]]:
     """(value, comment) of the English string values glued by the executed chapters."""
     out = []
-    for f in sorted(folder.glob("book/*.glue.json")):
+    for f in sorted(folder.glob("book/**/*.glue.json")):
         for key, rec in json.loads(f.read_text(encoding="utf-8")).items():
             text = (rec.get("data") or {}).get("text/plain")
             if isinstance(text, list):
@@ -198,4 +198,38 @@ def phrase_messages(chapters: list[Path], executed: Path) -> list[tuple[str, str
     for value, comment in executed_wordings(executed):
         if known.translate(value) is None:
             msgs.setdefault(value, []).append(comment)
+    return [(m, "; ".join(dict.fromkeys(c))) for m, c in msgs.items()]
+
+
+# a figure text passed through the translator of normlib.plotting.glue_figure: t("...") or t('...')
+_FIGURE_TEXT = re.compile(r"""(?<![\w.])t\(\s*(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')\s*\)""")
+_GLUE_FIGURE_CALL = re.compile(r"""glue_figure\(\s*["']([^"']+)["']""")
+
+
+def figure_texts(text: str) -> list[str]:
+    """The literal strings of ``t("...")`` calls in ``text`` (code), unescaped, in order."""
+    out = []
+    for m in _FIGURE_TEXT.finditer(text):
+        raw = m.group(1) if m.group(1) is not None else m.group(2)
+        out.append(ast.literal_eval('"' + raw.replace('"', '\\"') + '"') if "\\" in raw else raw)
+    return out
+
+
+def figure_keys(text: str) -> list[str]:
+    """The glue keys a page's code glues with ``glue_figure("key", ...)`` (drawn per edition)."""
+    return _GLUE_FIGURE_CALL.findall(text)
+
+
+def figure_messages(chapters: list[Path], modules: list[Path], extra: list[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """(msgid, comment) of every figure text: ``t("...")`` in the pages' code and in normlib.
+
+    ``extra`` adds texts computed at run time (a figure that labels its rows with the chapters'
+    titles, for example), each with its comment.
+    """
+    msgs: dict[str, list[str]] = {}
+    for path in list(chapters) + list(modules):
+        for s in figure_texts(path.read_text(encoding="utf-8")):
+            msgs.setdefault(s, []).append(f"a figure text of {path.parent.name}/{path.name}")
+    for s, comment in extra:
+        msgs.setdefault(s, []).append(comment)
     return [(m, "; ".join(dict.fromkeys(c))) for m, c in msgs.items()]

@@ -20,6 +20,10 @@ does what a stock Sphinx translation of a MyST-NB book gets wrong:
 - **Glued wording.** A sentence a chapter glues (``glue_phrase``) is data, not prose: it
   is translated from ``_phrases.po`` (``_ext/glue_phrases.py``) once the glue is resolved, and
   a figure's alt text (set after the translation step) from ``_alt.po``.
+- **Figures in the edition's language.** A figure glued with ``normlib.plotting.glue_figure``
+  is drawn twice from the same data, its texts translated from ``_figures.po`` the second
+  time, and glued as ``key`` and ``key__<language>``; a translated build shows the second:
+  its ``{glue:figure} key`` directives are pointed at it when the source is read.
 - **Language switcher.** Every page links to the same page of the other edition, with
   ``<link rel="alternate" hreflang=...>`` in the head and a header button. The English
   edition links to the Chinese one only when ``i18n_alternates`` lists it (``_config.yml``
@@ -97,14 +101,24 @@ class UntranslatableOutputs(SphinxTransform):
             if ":docstring of " in (node.source or "") or any(
                 isinstance(a, addnodes.desc) for a in _ancestors(node)
             ):
-                node["translatable"] = False
+                _untranslatable(node)
                 node["classes"] = node.get("classes", []) + ["normlib-docstring"]  # for the checks
         for container in self.document.findall(nodes.container):
             if "cell_output" not in container.get("classes", []):
                 continue
             for node in container.findall(nodes.Element):
                 if isinstance(node, (nodes.TextElement, nodes.image)):
-                    node["translatable"] = False
+                    _untranslatable(node)
+
+
+def _untranslatable(node) -> None:
+    """Mark ``node`` untranslatable, except an ``inline``: Sphinx never translates one that
+    has no ``translatable`` attribute, and its RemoveTranslatableInline (every build,
+    English too) unwraps every inline that has one and appends its children at the end of
+    the parent, which garbled the API page's signatures (``layer_norm(x, =weightNone)``:
+    the parameter's name and default are inline nodes)."""
+    if not isinstance(node, nodes.inline):
+        node["translatable"] = False
 
 
 def _catalog(app, name: str) -> dict[str, str]:
@@ -137,7 +151,7 @@ def _translate_config(app, config) -> None:
     for name in ("nb_code_prompt_show", "nb_code_prompt_hide"):
         value = getattr(config, name)
         setattr(config, name, ui.get(value, value))
-    for name in ("html_title", "project"):
+    for name in ("html_title", "project", "author"):
         value = getattr(config, name)
         if value in ui:
             setattr(config, name, ui[value])
@@ -176,6 +190,73 @@ def _translate_glued_wording(app, doctree, docname) -> None:
         for attr in ("prompt_show", "prompt_hide"):
             if node.get(attr) in ui:
                 node[attr] = ui[node[attr]]
+
+
+#: the column heads of MyST-NB's execution table (the execution report), hard-coded English
+EXEC_TABLE_HEADS = ("Document", "Modified", "Method", "Run Time (s)", "Status")
+_HTML_TEXT = re.compile(r">([^<>]*[A-Za-z][^<>]*)<")
+_HTML_ATTR = re.compile(r'(data-count|aria-label)="([^"]*)"')
+
+
+def translate_filter_html(html: str, ui: dict, titles: dict) -> str:
+    """The ledger's filter (raw HTML written by a cell) in the edition's language: its labels,
+    menu entries and count from ``_ui.po``, the chapters' names from the translated titles."""
+    import html as _html
+
+    def text(m):
+        s = m.group(1)
+        core = s.strip()
+        plain = _html.unescape(core)
+        new = ui.get(plain) or titles.get(plain)
+        return ">" + s.replace(core, _html.escape(new, quote=False)) + "<" if new else m.group(0)
+
+    def attr(m):
+        plain = _html.unescape(m.group(2))
+        return f'{m.group(1)}="{_html.escape(ui.get(plain, plain))}"'
+
+    return _HTML_ATTR.sub(attr, _HTML_TEXT.sub(text, html))
+
+
+def _translate_generated(app, doctree, docname) -> None:
+    """Translate what a page generates at build time: the execution table's heads, the landing page's
+    verdict table, the ledger's filter."""
+    if not _is_translation(app):
+        return
+    ui = getattr(app, "env_ui", None) or {}
+    for table in doctree.findall(nodes.table):
+        heads = [e.astext().strip() for e in table.findall(nodes.entry) if isinstance(e.parent.parent, nodes.thead)]
+        if heads and set(heads) <= set(EXEC_TABLE_HEADS):
+            for entry in table.findall(nodes.entry):
+                if isinstance(entry.parent.parent, nodes.thead):
+                    for t in list(entry.findall(nodes.Text)):
+                        if t.astext().strip() in ui:
+                            t.parent.replace(t, nodes.Text(ui[t.astext().strip()]))
+    for box in doctree.findall(nodes.container):
+        if "verdict-table" in box.get("classes", []):  # the landing page's table (normlib.ledger)
+            for t in list(box.findall(nodes.Text)):
+                key = t.astext().strip().replace("\u2019", "'")  # MyST's smart quotes: the catalog's are straight
+                if key in ui:
+                    t.parent.replace(t, nodes.Text(ui[key]))
+    for raw in doctree.findall(nodes.raw):
+        if 'class="ledger-filter"' in raw.astext():
+            titles = _chapter_titles(app)
+            new = translate_filter_html(raw.astext(), ui, titles)
+            raw.parent.replace(raw, nodes.raw("", new, format=raw.get("format", "html")))
+
+
+def _chapter_titles(app) -> dict[str, str]:
+    """English chapter title -> this edition's title (the page catalogs translate the titles)."""
+    import sys
+
+    sys.path.insert(0, str(Path(app.srcdir)))
+    from normlib.ledger import toc_chapters
+
+    out = {}
+    for stem, title in toc_chapters(app.srcdir).items():
+        doc = f"book/{stem}"
+        if doc in app.env.titles:
+            out[title] = app.env.titles[doc].astext()
+    return out
 
 
 def _translate_toc_captions(app, doctree) -> None:
@@ -221,6 +302,59 @@ def _add_switcher(app, pagename, templatename, context, doctree) -> None:
             })
 
 
+def translated_figures(source: str, language: str) -> str:
+    """Point a page's ``{glue:figure} key`` directives at ``key__<language>`` for every key the
+    page's code glues with ``glue_figure`` (the figure drawn with translated texts)."""
+    import glue_phrases
+
+    for key in dict.fromkeys(glue_phrases.figure_keys(source)):
+        source = re.sub(rf"(\{{glue:figure\}}[ \t]+){re.escape(key)}(?=[ \t]*$)", rf"\g<1>{key}__{language}",
+                        source, flags=re.M)
+    return source
+
+
+#: the banner of a page whose catalog is listed in ``locales/<lang>/PENDING`` (translation in progress)
+PENDING_BANNER = {
+    "zh_CN": (":::{admonition} 译文进行中\n:class: translation-pending\n\n"
+              "本页的中文译文尚未完成：尚未翻译的段落暂以英文原文显示。页上的数字、图和判定与英文版相同。\n:::\n"),
+}
+
+
+def pending_catalogs(app) -> set[str]:
+    """The catalogs (``book/x.po``) that ``locales/<lang>/PENDING`` lists, for this build's language."""
+    out = set()
+    for d in app.config.locale_dirs:
+        f = Path(app.srcdir, d, app.config.language, "PENDING")
+        if f.is_file():
+            out |= {ln.split("#")[0].strip() for ln in f.read_text(encoding="utf-8").splitlines()} - {""}
+    return out
+
+
+def with_pending_banner(source: str, language: str) -> str:
+    """``source`` with the edition's translation-in-progress banner right after its title
+    (the first ``# `` heading outside the front matter and code)."""
+    lines = source.split("\n")
+    i, fence = 0, None
+    if lines and lines[0].strip() == "---":  # jupytext front matter
+        i = next((j for j in range(1, len(lines)) if lines[j].strip() == "---"), 0) + 1
+    for j in range(i, len(lines)):
+        stripped = lines[j].lstrip()
+        if fence is None and (stripped.startswith("```") or stripped.startswith(":::")):
+            fence = stripped[:3]
+        elif fence is not None and stripped.startswith(fence) and stripped.strip() == fence:
+            fence = None
+        elif fence is None and lines[j].startswith("# "):
+            return "\n".join(lines[: j + 1] + ["", PENDING_BANNER[language]] + lines[j + 1:])
+    raise ValueError("with_pending_banner: the page has no title (a '# ' heading)")
+
+
+def _on_source_read(app, docname, source) -> None:
+    if _is_translation(app) and "glue_figure" in source[0]:
+        source[0] = translated_figures(source[0], app.config.language)
+    if _is_translation(app) and f"{docname}.po" in pending_catalogs(app):
+        source[0] = with_pending_banner(source[0], app.config.language)
+
+
 def _own_output_folder(app) -> None:
     """A translated edition writes its notebooks and glue data to its own folder."""
     if not _is_translation(app) or not hasattr(app.env, "mystnb_config"):
@@ -229,9 +363,34 @@ def _own_output_folder(app) -> None:
     app.env.mystnb_config = app.env.mystnb_config.copy(output_folder=str(folder.resolve()))
 
 
+#: message catalogs of Sphinx and the theme that the book's own catalogs override (locales/<lang>/LC_MESSAGES)
+OVERRIDDEN_CATALOGS = ("sphinx", "booktheme")
+
+
+def _override_catalogs(app) -> None:
+    """Put the book's ``sphinx.po`` and ``booktheme.po`` before Sphinx's and the theme's own
+    translations (Sphinx adds a project's catalogs only as fallbacks, and the theme's zh_CN
+    catalog writes 列印 where mainland Chinese writes 打印)."""
+    import gettext
+
+    from sphinx import locale
+
+    for name in OVERRIDDEN_CATALOGS:
+        for d in app.config.locale_dirs:
+            base = Path(app.srcdir, d)
+            if not (base / app.config.language / "LC_MESSAGES" / f"{name}.mo").is_file():
+                continue
+            ours = gettext.translation(name, localedir=str(base), languages=[app.config.language])
+            theirs = locale.translators.get(("general", name))
+            if theirs is not None and theirs is not ours:
+                ours.add_fallback(theirs)
+            locale.translators[("general", name)] = ours
+
+
 def _on_builder_inited(app) -> None:
     if _is_translation(app):
         _patch_publish_msgstr(app)
+        _override_catalogs(app)
     _own_output_folder(app)
 
 
@@ -241,8 +400,10 @@ def setup(app):
     app.connect("config-inited", _translate_config)
     # after myst-nb's handler (500) that sets mystnb_config, before the cache guard (900)
     app.connect("builder-inited", _on_builder_inited, priority=600)
+    app.connect("source-read", _on_source_read)
     app.connect("doctree-read", _translate_toc_captions)
     app.connect("doctree-resolved", _translate_glued_wording)
+    app.connect("doctree-resolved", _translate_generated)
     # after sphinx-book-theme's header buttons (501) and the download menu (600)
     app.connect("html-page-context", _add_switcher, priority=700)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -43,7 +43,14 @@ CACHE = BUILD / ".jupyter_cache"
 LOCALES = ROOT / "locales"
 LANGUAGES = ["zh_CN"]
 #: hard-coded English of Jupyter Book, MyST-NB and the theme that Sphinx does not translate
-UI_STRINGS = ["Search this book...", "Show code cell {type}", "Hide code cell {type}"]
+UI_STRINGS = ["Search this book...", "Show code cell {type}", "Hide code cell {type}",
+              # MyST-NB's execution table (book/execution-report.md)
+              "Document", "Modified", "Method", "Run Time (s)", "Status",
+              # the claims ledger's filter (normlib.ledger.filter_controls_html)
+              "Filter the claims", "{shown} of {total} claims", "Chapter", "Verdict", "How we know",
+              "Decided by", "all", "the book's own question", "the primary source",
+              "the book's own computation", "CORRECT", "IMPRECISE", "WRONG", "UNSUPPORTED",
+              "reproduced", "re-derived", "source-checked", "not-reproducible-here"]
 
 
 def _config() -> dict:
@@ -64,7 +71,7 @@ def _build(builder: str, outdir: Path, doctreedir: Path, overrides: dict, warnin
 def ui_messages() -> list[tuple[str, str]]:
     """(msgid, context comment) of the strings translated by ``_ext/i18n.py``."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    out = [(_config()["title"], "the book's title")]
+    out = [(_config()["title"], "the book's title"), (_config()["author"], "the book's author (the footer)")]
     out += [(p["caption"], "a part caption of _toc.yml") for p in toc.get("parts", []) if p.get("caption")]
     out += [(s, "hard-coded English of the theme or MyST-NB ({type}: source, outputs or content)")
             for s in UI_STRINGS]
@@ -72,6 +79,11 @@ def ui_messages() -> list[tuple[str, str]]:
     for doc in _toc_documents():
         prompts += re.findall(r'code_prompt_(?:show|hide):\s*"([^"]+)"', doc.read_text(encoding="utf-8"))
     out += [(s, "a folded cell's prompt (cell metadata code_prompt_show/hide)") for s in dict.fromkeys(prompts)]
+    sys.path.insert(0, str(ROOT))
+    from normlib.ledger import VERDICT_TABLE_TEXTS
+
+    out += [(s, "the landing page's verdict table (written by normlib.ledger.verdict_table)")
+            for s in VERDICT_TABLE_TEXTS]
     return out
 
 
@@ -86,6 +98,16 @@ def _phrases_module():
 def phrase_messages() -> list[tuple[str, str]]:
     """(msgid, context comment) of the glued wordings (``_ext/glue_phrases.py``)."""
     return _phrases_module().phrase_messages(_toc_documents(), BUILD / "jupyter_execute")
+
+
+def figure_messages() -> list[tuple[str, str]]:
+    """(msgid, comment) of the figures' texts (``t("...")`` of ``normlib.plotting.glue_figure``)."""
+    sys.path.insert(0, str(ROOT))
+    from normlib.ledger import toc_chapters
+
+    titles = [(t.split(":")[0], "a chapter's title as a row label of the landing page's claim grid")
+              for t in toc_chapters(ROOT).values()]
+    return _phrases_module().figure_messages(_toc_documents(), sorted((ROOT / "normlib").glob("*.py")), titles)
 
 
 def write_ui_template(path: Path, messages=None) -> None:
@@ -162,6 +184,7 @@ def update(partial: bool = False) -> int:
     write_ui_template(out / "_ui.pot")
     write_ui_template(out / "_phrases.pot", phrase_messages())
     write_ui_template(out / "_alt.pot", _phrases_module().alt_messages(_toc_documents()))
+    write_ui_template(out / "_figures.pot", figure_messages())
     pots = sorted(out.rglob("*.pot"))
     for language in LANGUAGES:
         target = LOCALES / language / "LC_MESSAGES"
@@ -180,8 +203,13 @@ def update(partial: bool = False) -> int:
 
 
 def _toc_documents() -> list[Path]:
+    """Every page of the table of contents: the root, the chapters and their sections (evidence pages)."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    docs = [toc["root"]] + [c["file"] for p in toc["parts"] for c in p["chapters"]]
+    docs = [toc["root"]]
+    for p in toc["parts"]:
+        for c in p["chapters"]:
+            docs.append(c["file"])
+            docs += [s["file"] for s in c.get("sections", [])]
     return [ROOT / f"{d}.md" for d in docs]
 
 
@@ -196,14 +224,14 @@ def missing_executions() -> list[str]:
     chapters = [p for p in _toc_documents() if "jupytext:" in p.read_text(encoding="utf-8")[:2000]]
     stamp = CACHE / guard.CACHE_STAMP_NAME
     if not stamp.is_file() or stamp.read_text().strip() != guard.fingerprint(ROOT):
-        return [p.stem for p in chapters]
+        return [p.relative_to(ROOT / "book").with_suffix("").as_posix() for p in chapters]
     cache = get_cache(str(CACHE))
     missing = []
     for p in chapters:
         try:
             cache.match_cache_notebook(jupytext.read(p))
         except KeyError:
-            missing.append(p.stem)
+            missing.append(p.relative_to(ROOT / "book").with_suffix("").as_posix())
     return missing
 
 
@@ -219,12 +247,22 @@ def search_dictionary(path: Path) -> Path:
     with (LOCALES / "zh_CN" / "LC_MESSAGES" / "book" / "glossary.po").open("rb") as f:
         cells = [m.id for m in read_po(f) if m.id and re.fullmatch(r"[\u4e00-\u9fff（）、/与 ]+", m.id)]
     words = {w for c in cells for w in re.split(r"[（）、/与 ]+", c) if len(w) > 1}
+    words |= set(article_terms())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{w} 100000\n" for w in sorted(words)), encoding="utf-8")
     return path
 
 
-def build_zh(partial: bool = False) -> int:
+def article_terms() -> list[str]:
+    """The article's own short terms (the registry's named spans that are one Chinese word, such
+    as 收缩税), so that a reader can search for the words the article uses."""
+    sys.path.insert(0, str(ROOT))
+    from normlib.claims import article_quotes
+
+    return sorted({q.zh for q in article_quotes().values() if re.fullmatch(r"[\u4e00-\u9fff]{2,8}", q.zh)})
+
+
+def build_zh(partial: bool = False, builder: str = "html") -> int:
     spec = importlib.util.spec_from_file_location("check_catalogs", ROOT / "tests" / "check_catalogs.py")
     checker = importlib.util.module_from_spec(spec)
     sys.modules["check_catalogs"] = checker
@@ -237,7 +275,9 @@ def build_zh(partial: bool = False) -> int:
         return 1
     strict = not extra
     t0 = time.perf_counter()
-    status = _build("html", BUILD / "html" / "zh", BUILD / ".doctrees-zh", {
+    out, doctrees = ((BUILD / "html" / "zh", BUILD / ".doctrees-zh") if builder == "html"
+                     else (BUILD / "singlehtml-zh", BUILD / ".doctrees-zh-single"))
+    status = _build(builder, out, doctrees, {
         "language": "zh_CN",
         "locale_dirs": ["locales"],
         "gettext_compact": False,
@@ -250,17 +290,30 @@ def build_zh(partial: bool = False) -> int:
     if status:
         print("the Chinese edition failed to build", file=sys.stderr)
         return status
-    print(f"Chinese edition built in {t_zh:.0f} s: open _build/html/zh/index.html")
+    print(f"Chinese edition ({builder}) built in {t_zh:.0f} s: {out}")
+    return 0
+
+
+def pdf_zh(partial: bool = False) -> int:
+    """The Chinese edition as one PDF (``_build/pdf/book-zh.pdf``): the single-page HTML, printed."""
+    status = build_zh(partial, builder="singlehtml")
+    if status:
+        return status
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from print_pdf import print_pdf
+
+    done = print_pdf(BUILD / "singlehtml-zh", BUILD / "pdf" / "book-zh.pdf")
+    print(f"wrote {done} ({done.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["update", "build-zh"])
+    ap.add_argument("command", choices=["update", "build-zh", "pdf-zh"])
     ap.add_argument("--partial", action="store_true",
                     help="preview: do not execute chapters that have no cached execution")
     args = ap.parse_args(argv)
-    return {"update": update, "build-zh": build_zh}[args.command](args.partial)
+    return {"update": update, "build-zh": build_zh, "pdf-zh": pdf_zh}[args.command](args.partial)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ What Jupyter cannot show is rewritten (:func:`for_jupyter`):
 
 - glued values (``application/papermill.record/...`` outputs, MyST-NB's glue storage,
   which Jupyter does not render) are substituted into the markdown: every
-  ``{glue:text}`` role becomes its formatted value, every ``{glue:figure}`` directive
-  the figure itself (an ``image/png`` cell attachment) with its caption;
+  ``{glue:text}`` role becomes its formatted value, every ``{gmath}`` role its formula with
+  the values in it (``$d = 128$``), every ``{glue:figure}`` directive the figure itself
+  (an ``image/png`` cell attachment) with its caption;
 - MyST syntax becomes plain Markdown: labels are dropped, cross-references become their
   text or the title of their target, directives (admonitions, theorems, exercises)
   become a bold title and their body, citations their keys;
@@ -68,7 +69,29 @@ _DISPLAY_LABEL = re.compile(r"^(\s*\$\$)\s*\([\w.:-]+\)\s*$")
 
 
 def executed_notebook(app, pagename: str) -> Path:
-    return Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    """The executed notebook MyST-NB wrote for ``pagename`` in this build.
+
+    MyST-NB writes into its ``output_folder``: ``_build/jupyter_execute`` for the English
+    edition, ``_build/jupyter_execute-zh_CN`` for the Chinese one (``_ext/i18n.py`` gives
+    each translated edition its own folder). Looking only beside the output folder
+    (``_build/html/jupyter_execute`` for the Chinese edition, where nothing is written)
+    left every Chinese page without its notebook. Failing that (a page served from an
+    earlier build's environment), the English edition's notebook: the same cells and
+    outputs.
+    """
+    out = Path(app.outdir)
+    candidates = []
+    folder = getattr(getattr(app.env, "mystnb_config", None), "output_folder", "")
+    if folder:
+        candidates.append(Path(folder))
+    candidates.append(out.parent / "jupyter_execute")
+    build = next((p for p in out.parents if p.name == "_build"), None)
+    if build is not None:
+        candidates.append(build / "jupyter_execute")
+    for c in candidates:
+        if (c / f"{pagename}.ipynb").is_file():
+            return c / f"{pagename}.ipynb"
+    return candidates[0] / f"{pagename}.ipynb"
 
 
 def glued(nb) -> dict[str, dict]:
@@ -102,10 +125,41 @@ def _text_value(bundle: dict, spec: str) -> str:
     return str(value) if not isinstance(value, str) else value
 
 
+def _glued_math():
+    """``_ext/glued_math.py`` (the module Sphinx loaded, or loaded from next to this file)."""
+    import importlib.util
+    import sys
+
+    module = sys.modules.get("glued_math")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("glued_math", Path(__file__).with_name("glued_math.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["glued_math"] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+def _gmath(content: str, glue: dict) -> str:
+    """The TeX of a ``{gmath}`` role with its glued values filled in (unfilled if one is missing)."""
+    gm = _glued_math()
+
+    def lookup(doc: str, key: str) -> str:
+        bundle = (glue.get(("doc", doc)) or {}).get(key) if doc else glue.get(key)
+        if bundle is None or "text/plain" not in bundle:
+            raise KeyError(key)
+        plain = bundle["text/plain"]
+        return "".join(plain) if isinstance(plain, list) else plain
+
+    try:
+        return gm.render(content, lookup)
+    except Exception:  # the book build has already failed on it (a missing key warns)
+        return gm.template(content)
+
+
 def _targets(book_dir: Path) -> dict[str, str]:
     """Label -> readable name: section titles and the titles of numbered boxes."""
     names: dict[str, str] = {}
-    for md in sorted(book_dir.glob("*.md")):
+    for md in sorted(book_dir.rglob("*.md")):
         text = md.read_text(encoding="utf-8")
         for m in re.finditer(r"^\(([\w.:-]+)\)=\s*\n+#+\s+(.+)$", text, flags=re.M):
             names[m.group(1)] = f"“{m.group(2).strip()}”"
@@ -127,6 +181,17 @@ def _role(name: str, content: str, glue: dict, targets: dict) -> str:
         return _text_value(bundle, spec.strip())
     if name == "math":
         return f"${content}$"
+    if name in ("article", "article-en"):  # the article's registered span (_ext/article_quotes.py)
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from article_quotes import render
+
+        return render(content.strip(), None, original=name == "article")
+    if name == "claim":
+        return content.strip()
+    if name == "gmath":  # {gmath}`d = {{width:d}}`: the formula with its glued values (_ext/glued_math.py)
+        return f"${_gmath(content, glue)}$"
     if name in ("cite:p", "cite:ps"):
         return "[" + "; ".join(k.strip() for k in content.split(",")) + "]"
     if name.startswith("cite"):

@@ -7,7 +7,9 @@ At the start of an HTML build (any HTML builder) this extension writes, into ``_
   checkout with pip (it ships ``claims.toml``, so every claim check works outside a clone);
 - ``requirements-chapter.txt``: the exact pins (from ``requirements.txt``) of the
   packages of normlib's ``torch``, ``book`` and ``notebook`` extras, the smallest
-  environment that runs one downloaded chapter in JupyterLab.
+  environment that runs one downloaded chapter in JupyterLab;
+- ``requirements.txt``: the whole environment the book was built and tested with (the
+  repository's lock file, as it is), which the execution report names.
 
 The page ``book/download.md`` links to both and says how to install them; the first
 cell of every downloaded notebook says the same (``_ext/notebook_downloads.py``).
@@ -68,6 +70,7 @@ def build_downloads(root: Path, out: Path) -> list[Path]:
     if leftover:
         shutil.rmtree(root / "build", ignore_errors=True)
     (target / REQUIREMENTS_NAME).write_text(chapter_requirements(root), encoding="utf-8")
+    shutil.copyfile(root / "requirements.txt", target / "requirements.txt")
     return sorted(target.iterdir())
 
 

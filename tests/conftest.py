@@ -25,6 +25,11 @@ and any other test after ``TEST_TIMEOUT`` (``SLOW_TIMEOUT`` if marked slow; pyte
 ``--timeout`` on the command line overrides neither). A
 failing cell is reported by its line in the ``.md`` file and its section, not by
 nbval's 0-based code-cell index alone.
+
+The collection is ordered longest file first (``tests/data/run_seconds.toml``), each file's
+items kept together and in order: ``make test`` hands whole files to its pytest-xdist
+workers in that order (``--dist loadfile --no-loadscope-reorder``), so the longest
+chapters start first and the two workers finish together.
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ CACHE_DIR = ROOT / "_build" / ".jupyter_cache"
 CELL_TIMEOUT = 900  # seconds per chapter cell (the longest training cell takes about 3 minutes)
 TEST_TIMEOUT = 300  # seconds per unit test (pytest-timeout)
 SLOW_TIMEOUT = 900  # seconds per test marked slow (e.g. test_rebuilds.py: several small book builds)
+# how long each test file runs, roughly: the collection is ordered longest file first
+RUN_SECONDS = ROOT / "tests" / "data" / "run_seconds.toml"
+DEFAULT_CHAPTER_SECONDS = 60.0  # a chapter not in RUN_SECONDS ("about a minute", CONTRIBUTING)
+DEFAULT_TEST_SECONDS = 1.0  # a test module not in RUN_SECONDS
 
 # every chapter and test that imports transformers builds its models from configurations
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -51,7 +60,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def _is_chapter(path: Path) -> bool:
-    if path.suffix != ".md" or path.resolve().parent != BOOK_DIR:
+    # the lectures (book/*.md) and their evidence pages (book/evidence/*.md)
+    if path.suffix != ".md" or path.resolve().parent not in (BOOK_DIR, BOOK_DIR / "evidence"):
         return False
     head = path.read_text(encoding="utf-8")[:2000]
     return head.startswith("---") and "jupytext:" in head and "kernelspec:" in head
@@ -204,13 +214,48 @@ def _chapter_file_class():
     return _CLASS
 
 
+def run_seconds() -> dict[str, float]:
+    """Roughly how long each test file runs, by path relative to the checkout (RUN_SECONDS)."""
+    import tomllib
+
+    table = tomllib.loads(RUN_SECONDS.read_text(encoding="utf-8"))["seconds"]
+    return {name: float(seconds) for name, seconds in table.items()}
+
+
+def longest_files_first(items: list, seconds: dict[str, float]) -> list:
+    """``items`` with whole files in decreasing run time; each file's items stay together, in order.
+
+    A file not in ``seconds`` counts DEFAULT_CHAPTER_SECONDS when it is a chapter, else
+    DEFAULT_TEST_SECONDS; files of equal time keep their collection order (the sort is stable).
+    """
+    cost: dict[Path, float] = {}
+
+    def key(item) -> float:
+        path = Path(item.path)
+        if path not in cost:
+            try:
+                rel = path.resolve().relative_to(ROOT).as_posix()
+            except ValueError:
+                rel = None
+            default = DEFAULT_CHAPTER_SECONDS if _is_chapter(path) else DEFAULT_TEST_SECONDS
+            cost[path] = seconds.get(rel, default)
+        return -cost[path]
+
+    return sorted(items, key=key)
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """Every test without its own timeout marker gets TEST_TIMEOUT, or SLOW_TIMEOUT when marked slow
-    (chapter cells have CELL_TIMEOUT)."""
+    (chapter cells have CELL_TIMEOUT). The files are then ordered longest first (RUN_SECONDS):
+    pytest-xdist's workers, which `make test` gives whole files in collection order, start with
+    the longest chapters and end with short files, so they finish together. Runs last, after
+    any other plugin's reordering or deselection."""
     for item in items:
         if item.get_closest_marker("timeout") is None:
             slow = item.get_closest_marker("slow") is not None
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT if slow else TEST_TIMEOUT))
+    items[:] = longest_files_first(items, run_seconds())
 
 
 def pytest_configure(config):

@@ -12,6 +12,7 @@ semicolon-suppressed expression: ``_ = glue_value("key", x)``.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ KNOWN: set = set()
 
 
 def _chapters():
-    for path in sorted((ROOT / "book").glob("*.md")):
+    for path in sorted((ROOT / "book").rglob("*.md")):
         head = path.read_text(encoding="utf-8")[:2000]
         if head.startswith("---") and "jupytext:" in head:
             yield path
@@ -84,3 +85,25 @@ def test_no_semicolon_suppressed_value_in_a_shown_cell(path):
         f"{path.name}: nbval ignores a trailing ';' (store_history=False), so these values "
         f"appear on the page; write `_ = ...` instead: {found}"
     )
+
+
+def _titleless_dropdowns(text: str) -> list[int]:
+    """Lines of ``{prf:proof}`` blocks given ``:class: dropdown``: sphinx-proof renders a proof
+    without an ``.admonition-title``, and sphinx-togglebutton, which turns every
+    ``.admonition.dropdown`` into a toggle by inserting its button into that title, then
+    throws in the reader's browser (the proof stays open and the page logs an error)."""
+    lines = text.splitlines()
+    return [i + 1 for i, line in enumerate(lines)
+            if re.match(r"\s*`{3,}\{prf:proof\}", line)
+            and any(re.match(r"\s*:class:.*\bdropdown\b", nxt) for nxt in lines[i + 1:i + 4])]
+
+
+def test_detector_sees_a_dropdown_proof():
+    assert _titleless_dropdowns("```{prf:proof}\n:class: dropdown\n\nx\n```\n") == [1]
+    assert _titleless_dropdowns("````{toggle}\n```{prf:proof}\nx\n```\n````\n") == []
+
+
+@pytest.mark.parametrize("path", list(_chapters()), ids=lambda p: str(p.relative_to(ROOT / "book")))
+def test_no_proof_is_a_dropdown(path):
+    """Fold a proof with a ``{toggle}`` fence around it instead."""
+    assert not _titleless_dropdowns(path.read_text(encoding="utf-8")), f"{path.name}: a {{prf:proof}} with :class: dropdown"

@@ -1,8 +1,9 @@
 """The claims ledger: the catalogue, the registry (normlib/claims.toml), the chapters, and check().
 
-Tests (1)-(4) iterate over whatever the registry holds today (chapters are being written
-and claims move from "pending" to a final status one by one); test (5) pins down the
-semantics of ``normlib.claims.check`` on a small temporary registry.
+Tests (1)-(4) iterate over what the registry holds today: every claim of the article has a
+verdict word, who decided it, a method, and its span of the article (found verbatim in the
+article's text); test (5) pins down the semantics of ``normlib.claims.check`` and of the
+registry's validation on a small temporary registry.
 """
 
 from __future__ import annotations
@@ -15,19 +16,20 @@ import numpy as np
 import pytest
 
 import normlib.claims as claims_mod
-from normlib.claims import STATUSES, ClaimCheckFailed, check, registry
+from normlib.claims import METHODS, VERDICT_BY, VERDICTS, ClaimCheckFailed, check, registry
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 CATALOGUE = Path(__file__).resolve().parent / "data" / "claim_ids.txt"
 SHARED_CLAIMS_MD = ROOT.parent / "shared" / "CLAIMS.md"
+ARTICLE = ROOT.parent / "shared" / "seed" / "000_45cab15fe8d58ae6.txt"
 
 CLAIM_ROW = re.compile(r"^\|\s*(C\d+\.\d+)\s*\|", re.M)
 # a code cell of a jupytext MyST chapter: ```{code-cell} ipython3 ... ``` (any fence length >= 3)
 CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
 # verify("C3.6a", ...) or check('C3.6a', ...), also as claims.check / book.verify
 CHECK_CALL = re.compile(r"\b(?:verify|check)\(\s*([\"'])(C\d+\.\d+[A-Za-z0-9_.-]*)\1")
-FINAL_WITH_CHECKS = ("reproduced", "re-derived", "differs")
+WITH_CHECKS = ("reproduced", "re-derived")
 
 
 def _natural(cid: str) -> tuple[int, int]:
@@ -40,7 +42,8 @@ def _catalogue() -> list[str]:
 
 
 def _chapters() -> dict[str, str]:
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(BOOK.glob("*.md"))}
+    """Every page of the book (lectures and evidence pages), by its path under book/ without .md."""
+    return {p.relative_to(BOOK).with_suffix("").as_posix(): p.read_text(encoding="utf-8") for p in sorted(BOOK.rglob("*.md"))}
 
 
 def _used_check_ids() -> dict[str, set[str]]:
@@ -83,10 +86,43 @@ def test_registry_holds_exactly_the_catalogue():
     assert sorted(set(claims) - cat, key=_natural) == [], "claims in normlib/claims.toml but not in the catalogue"
 
 
-def test_every_status_is_known():
-    """Statuses come from the fixed list of the ledger (registry() also validates this at load)."""
+def test_every_claim_of_the_article_has_a_verdict_who_decided_it_and_a_method():
+    """A status alone is not a verdict: each claim of the article carries one of the four words."""
     claims, _ = registry()
-    assert {c.status for c in claims.values()} <= set(STATUSES)
+    for c in claims.values():
+        assert c.method in METHODS, c.id
+        assert c.reason.strip(), c.id
+        if c.is_extension:
+            assert not c.verdict and not c.verdict_by and not c.article_zh, c.id
+        else:
+            assert c.verdict in VERDICTS and c.verdict_by in VERDICT_BY, c.id
+
+
+def test_the_catalogues_extensions_are_marked():
+    """CLAIMS.md marks its extensions "(extension)"; each is kind = "extension" here (the registry may
+    mark more, where the article's text makes no such claim: C6.2 restates C5.2)."""
+    claims, _ = registry()
+    marked = {"C2.6", "C4.3", "C6.1", "C7.3"}
+    if SHARED_CLAIMS_MD.is_file():
+        rows = re.findall(r"^\|\s*(C\d+\.\d+)\s*\|\s*\(extension\)", SHARED_CLAIMS_MD.read_text(encoding="utf-8"), re.M)
+        marked |= set(rows)
+    assert {c for c in marked if not claims[c].is_extension} == set()
+
+
+@pytest.mark.skipif(not ARTICLE.is_file(), reason="the article is not next to the repository")
+def test_every_span_is_the_articles_own_words():
+    """Each article_zh and each [quote] zh occurs verbatim in the article (../shared/seed/)."""
+    text = ARTICLE.read_text(encoding="utf-8")
+    missing = [f"{k}: {q.zh!r}" for k, q in claims_mod.article_quotes().items() if q.zh not in text]
+    assert not missing, "spans not found in the article:\n" + "\n".join(missing)
+
+
+@pytest.mark.skipif(not ARTICLE.is_file(), reason="the article is not next to the repository")
+def test_span_checker_control():
+    """Control for the test above: the back-translations the book once quoted are not in the article."""
+    text = ARTICLE.read_text(encoding="utf-8")
+    assert "按指数恶化" in text and "呈指数恶化" not in text
+    assert "提速约 40%" in text and "快了约 40%" not in text
 
 
 # ----------------------------------------------------------------------------- (3) finished claims are complete
@@ -94,11 +130,12 @@ def test_every_status_is_known():
 
 def _finished():
     claims, _ = registry()
-    return [c for c in claims.values() if c.status != "pending"]
+    return list(claims.values())
 
 
 def test_finished_claims_link_to_a_labelled_section():
-    """A non-pending claim names a label, and book/<chapter>.md contains the line '(<label>)='."""
+    """Every claim names a label, and book/<chapter>.md contains the line '(<label>)='; an evidence
+    label, where given, is a line of book/evidence/<chapter>.md."""
     problems = []
     for c in _finished():
         if not c.label.strip():
@@ -111,67 +148,50 @@ def test_finished_claims_link_to_a_labelled_section():
         lines = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
         if f"({c.label})=" not in lines:
             problems.append(f"{c.id}: no line '({c.label})=' in {path.relative_to(ROOT)}")
+        if c.evidence:
+            ev = BOOK / "evidence" / f"{c.chapter}.md"
+            ev_lines = {line.strip() for line in ev.read_text(encoding="utf-8").splitlines()} if ev.is_file() else set()
+            if f"({c.evidence})=" not in ev_lines:
+                problems.append(f"{c.id}: no line '({c.evidence})=' in {ev.relative_to(ROOT)}")
     assert not problems, "\n".join(problems)
 
 
 def test_finished_claims_have_their_evidence():
-    """reproduced/re-derived/differs need a check; source-checked a verdict; not-reproducible-here a note."""
+    """reproduced/re-derived need a check; source-checked and not-reproducible-here claims are decided by a
+    source (and say what it says); not-reproducible-here also says what would be needed."""
     _, checks = registry()
     has_check = {k.claim for k in checks.values()}
     problems = []
     for c in _finished():
-        if c.status in FINAL_WITH_CHECKS and c.id not in has_check:
-            problems.append(f"{c.id} is '{c.status}' but has no check")
-        if c.status == "source-checked" and not c.verdict.strip():
-            problems.append(f"{c.id} is 'source-checked' but has no verdict")
-        if c.status == "not-reproducible-here" and not c.note.strip():
+        if c.method in WITH_CHECKS and c.id not in has_check:
+            problems.append(f"{c.id} is '{c.method}' but has no check")
+        if c.method in ("source-checked", "not-reproducible-here") and not c.is_extension and (
+                c.verdict_by != "source" or not c.source.strip()):
+            problems.append(f"{c.id} is '{c.method}': its verdict is the source's, and 'source' says what it says")
+        if c.method == "not-reproducible-here" and not c.note.strip():
             problems.append(f"{c.id} is 'not-reproducible-here' but has no note saying what would be needed")
     assert not problems, "\n".join(problems)
-
-
-def test_written_chapters_leave_no_claim_pending():
-    """A chapter that is an executable notebook (not a placeholder) owns no 'pending' claim.
-
-    Placeholders are plain MyST pages; once a chapter becomes a jupytext notebook it must
-    give every claim it owns a final status (so C2-C5 can never slip back to pending).
-    """
-    claims, _ = registry()
-    notebooks = {name for name, text in _chapters().items() if text.startswith("---") and "jupytext:" in text[:2000]}
-    pending = sorted(
-        (c.id for c in claims.values() if c.chapter in notebooks and c.status == "pending"), key=_natural
-    )
-    assert not pending, f"claims still pending in written chapters: {pending}"
-
-
-def test_claims_of_the_written_chapters_are_final():
-    """The chapters of the foundation and gradient-ledger work own C2.x-C5.x; none is pending."""
-    claims, _ = registry()
-    owned = [c for c in claims.values() if _natural(c.id)[0] in (2, 3, 4, 5)]
-    assert len(owned) == 6 + 8 + 3 + 10
-    assert all(c.status != "pending" for c in owned), [c.id for c in owned if c.status == "pending"]
 
 
 # ----------------------------------------------------------------------------- (4) checks <-> chapters
 
 
 def test_every_check_of_a_finished_claim_is_used_by_a_chapter():
-    """Each check of a non-pending claim is called (verify/check) in some chapter's code, so it runs in CI."""
+    """Each check is called (verify/check) in some chapter's code (lecture or evidence page), so it runs in CI."""
     claims, checks = registry()
     used = set().union(*_used_check_ids().values()) if _used_check_ids() else set()
-    unused = sorted(k.id for k in checks.values() if claims[k.claim].status != "pending" and k.id not in used)
+    unused = sorted(k.id for k in checks.values() if k.id not in used)
     assert not unused, "registered checks that no chapter calls: " + ", ".join(unused)
 
 
 def test_chapters_call_only_registered_checks_of_finished_claims():
-    """No chapter calls an unregistered check ID, nor a check of a claim still 'pending'."""
+    """No chapter calls an unregistered check ID."""
     claims, checks = registry()
     problems = []
     for chapter, ids in _used_check_ids().items():
         for i in sorted(ids):
             if i not in checks:
                 problems.append(f"book/{chapter}.md calls unregistered check {i!r}")
-            elif claims[checks[i].claim].status == "pending":
-                problems.append(f"book/{chapter}.md calls {i!r} but claim {checks[i].claim} is 'pending'")
     assert not problems, "\n".join(problems)
 
 
@@ -194,16 +214,22 @@ def test_call_scanner_finds_both_quote_styles_and_skips_prose():
 GOOD_TOML = """
 [claim."C1.1"]
 chapter = "why-normalize"
-statement = "a finished claim"
-article = "0.0189"
-status = "reproduced"
+statement = "a claim of the article"
+article_zh = "原文"
+article_en = "the original"
+article_number = "0.0189"
+verdict = "CORRECT"
+verdict_by = "book"
+reason = "The number re-runs."
+method = "reproduced"
 label = "sec-test"
 
 [claim."C1.2"]
 chapter = "why-normalize"
-statement = "a pending claim"
-article = "—"
-status = "pending"
+kind = "extension"
+statement = "a question the book adds"
+reason = "The book finds it."
+method = "re-derived"
 
 [check."C1.1a"]
 what = "printed"
@@ -233,7 +259,7 @@ what = "one-sided range"
 hi = 2.0
 
 [check."C1.2a"]
-what = "a check of the pending claim"
+what = "a check of the extension"
 lo = 0.0
 """
 
@@ -278,6 +304,12 @@ def test_printed_mode_fails_otherwise(temp_registry, m):
     """0.0190 (and 0.0188, a sign flip, a factor 10) do not read as the printed 0.0189."""
     with pytest.raises(ClaimCheckFailed, match="the article printed 0.0189"):
         check("C1.1a", m)
+
+
+def test_printed_mode_window_label(temp_registry):
+    """The window of a printed check is labelled by the printed digits, not by who printed them
+    (the article or a paper): 'reads 0.0189 at the printed precision'."""
+    assert registry()[1]["C1.1a"].tolerance() == "reads 0.0189 at the printed precision"
 
 
 def test_printed_mode_refuses_expected(temp_registry):
@@ -368,20 +400,112 @@ def test_headline_refuses_a_timing(temp_registry):
         registry()
 
 
-@pytest.mark.parametrize(
-    ("verdict", "word"),
-    [("CORRECT", "CORRECT"), ("CORRECT numbers, with caveats", "CORRECT"), ("IMPRECISE: p = 12.5%", "IMPRECISE"),
-     ("WRONG (see C5.3)", "WRONG"), ("UNSUPPORTED", "UNSUPPORTED"), ("", "")],
-)
-def test_source_verdict_reads_the_first_word(verdict, word):
-    c = claims_mod.Claim(id="C1.1", chapter="x", statement="s", article="-", status="reproduced", verdict=verdict)
-    assert claims_mod.source_verdict(c) == word
+def test_verdict_of_is_the_word_or_nothing_for_an_extension(temp_registry):
+    cl, _ = registry()
+    assert claims_mod.verdict_of(cl["C1.1"]) == "CORRECT" and claims_mod.verdict_of(cl["C1.2"]) == ""
+    assert cl["C1.2"].is_extension and not cl["C1.1"].is_extension
 
 
-def test_unknown_verdict_word_raises(temp_registry):
-    temp_registry(GOOD_TOML.replace('label = "sec-test"', 'label = "sec-test"\nverdict = "MOSTLY RIGHT"'))
-    with pytest.raises(ValueError, match="does not start with one of"):
+_C11 = GOOD_TOML.split('[claim."C1.2"]')[0]
+
+
+@pytest.mark.parametrize(("old", "new", "msg"), [
+    ('verdict = "CORRECT"', 'verdict = "MOSTLY RIGHT"', "has verdict 'MOSTLY RIGHT'"),
+    ('verdict = "CORRECT"', 'verdict = "CORRECT numbers, with caveats"', "has verdict"),  # the word alone
+    ('verdict = "CORRECT"\n', '', "every claim of the article needs one of"),  # a status alone is not a verdict
+    ('verdict_by = "book"', 'verdict_by = "paper"', "verdict_by 'paper'"),
+    ('verdict_by = "book"\n', '', "verdict_by ''"),
+    ('method = "reproduced"', 'method = "differs"', "method 'differs'"),
+    ('method = "reproduced"', 'method = "pending"', "method 'pending'"),
+    ('article_zh = "原文"\n', '', "needs article_zh"),
+    ('article_en = "the original"\n', '', "needs article_zh"),
+    ('article_zh = "原文"', 'article_zh = "' + "长" * 40 + '"', "at most 32"),
+    ('reason = "The number re-runs."', 'reason = ""', "empty reason"),
+    ('reason = "The number re-runs."', 'reason = "The number re-runs. It matches too."', "one sentence"),
+    ('statement = "a claim of the article"', 'statement = "a claim"\nkind = "claim"', "kind 'claim'"),
+])
+def test_a_claim_of_the_article_must_carry_its_verdict_and_span(temp_registry, old, new, msg):
+    assert old in GOOD_TOML
+    temp_registry(GOOD_TOML.replace(old, new, 1))
+    with pytest.raises(ValueError, match=msg):
         registry()
+
+
+def test_a_reason_may_cite_et_al(temp_registry):
+    """'Ba et al. name it' is one sentence (the sentence rule skips 'et al.')."""
+    temp_registry(GOOD_TOML.replace('reason = "The number re-runs."', 'reason = "Ba et al. Name it, as the code shows."'))
+    assert registry()[0]["C1.1"].reason.startswith("Ba et al.")
+
+
+@pytest.mark.parametrize("field", ['verdict = "CORRECT"', 'verdict_by = "book"', 'article_zh = "原文"', 'article_en = "x"'])
+def test_an_extension_takes_no_verdict_and_no_span(temp_registry, field):
+    temp_registry(GOOD_TOML.replace('kind = "extension"', 'kind = "extension"\n' + field))
+    with pytest.raises(ValueError, match="takes no"):
+        registry()
+
+
+QUOTES_TOML = """
+[quote."tax"]
+claim = "C1.1"
+zh = "收缩税"
+en = "contraction tax"
+"""
+
+
+def test_article_quotes_hold_each_claims_span_and_the_named_ones(temp_registry):
+    temp_registry(GOOD_TOML + QUOTES_TOML)
+    claims_mod.article_quotes.cache_clear()
+    try:
+        q = claims_mod.article_quotes()
+        assert set(q) == {"C1.1", "tax"}  # the extension C1.2 has no span
+        assert (q["C1.1"].zh, q["C1.1"].en) == ("原文", "the original") and q["tax"].claim == "C1.1"
+    finally:
+        claims_mod.article_quotes.cache_clear()
+
+
+@pytest.mark.parametrize(("entry", "msg"), [
+    ('[quote."Tax"]\nzh = "收缩税"\nen = "tax"\n', "must look like"),
+    ('[quote."tax"]\nzh = ""\nen = "tax"\n', "non-empty"),
+    ('[quote."tax"]\nzh = "收缩税"\n', "en"),
+    ('[quote."tax"]\nclaim = "C1.2"\nzh = "收缩税"\nen = "tax"\n', "not a registered claim of the article"),
+    ('[quote."tax"]\nzh = "' + "长" * 40 + '"\nen = "tax"\n', "at most 32"),
+    ('[quote."tax"]\nzh = "收缩税"\nen = "tax"\nwhere = "x"\n', "where"),
+])
+def test_bad_quote_raises(temp_registry, entry, msg):
+    temp_registry(GOOD_TOML + entry)
+    claims_mod.article_quotes.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=msg):
+            claims_mod.article_quotes()
+    finally:
+        claims_mod.article_quotes.cache_clear()
+
+
+@pytest.mark.parametrize(("n", "ok"), [(claims_mod.MAX_SPAN, True), (claims_mod.MAX_SPAN + 1, False)])
+def test_a_span_is_at_most_max_span_characters(temp_registry, n, ok):
+    """Mutants: a span's length not checked (a claim's ``article_zh`` or a named quote's ``zh``),
+    or checked one character off. The title is the one span allowed to be longer."""
+    span = "长" * n
+    for text, load in [
+        (GOOD_TOML.replace('article_zh = "原文"', f'article_zh = "{span}"'), registry),
+        (GOOD_TOML + f'[quote."tax"]\nzh = "{span}"\nen = "tax"\n', claims_mod.article_quotes),
+    ]:
+        temp_registry(text)
+        claims_mod.article_quotes.cache_clear()
+        try:
+            if ok:
+                load()
+            else:
+                with pytest.raises(ValueError, match=f"is {n} characters; a span is at most {claims_mod.MAX_SPAN}"):
+                    load()
+        finally:
+            claims_mod.article_quotes.cache_clear()
+    temp_registry(GOOD_TOML + f'[quote."title"]\nzh = "{span * 2}"\nen = "the title"\n')
+    claims_mod.article_quotes.cache_clear()
+    try:
+        assert claims_mod.article_quotes()["title"].zh == span * 2
+    finally:
+        claims_mod.article_quotes.cache_clear()
 
 
 @pytest.mark.parametrize("m", [0.0, 0.5, 1.0])
@@ -441,10 +565,8 @@ def test_unknown_check_id(temp_registry):
         check("C1.1z", 0.5)
 
 
-def test_check_of_pending_claim_raises(temp_registry):
-    """A pending claim cannot pass a check: the chapter must first set its status."""
-    with pytest.raises(ClaimCheckFailed, match="pending"):
-        check("C1.2a", 0.5)
+def test_a_check_of_an_extension_runs_like_any_other(temp_registry):
+    assert check("C1.2a", 0.5).shown
 
 
 def test_claim_of(temp_registry):
@@ -455,11 +577,12 @@ def test_claim_of(temp_registry):
 
 
 MALFORMED = {
-    "bad-claim-id": ('[claim."C1"]\nchapter = "x"\nstatement = "s"\narticle = "-"\nstatus = "pending"\n', r"bad claim ID 'C1'"),
-    "bad-claim-id-prefix": ('[claim."X1.1"]\nchapter = "x"\nstatement = "s"\narticle = "-"\nstatus = "pending"\n', r"bad claim ID"),
-    "bad-status": ('[claim."C2.1"]\nchapter = "x"\nstatement = "s"\narticle = "-"\nstatus = "done"\n', r"status 'done'"),
+    "bad-claim-id": ('[claim."C1"]\nchapter = "x"\nkind = "extension"\nstatement = "s"\nreason = "r."\nmethod = "re-derived"\n', r"bad claim ID 'C1'"),
+    "bad-claim-id-prefix": ('[claim."X1.1"]\nchapter = "x"\nkind = "extension"\nstatement = "s"\nreason = "r."\nmethod = "re-derived"\n', r"bad claim ID"),
+    "status-is-gone": ('[claim."C2.1"]\nchapter = "x"\nkind = "extension"\nstatement = "s"\nreason = "r."\nmethod = "re-derived"\nstatus = "done"\n', r"claim C2\.1.*status"),
+    "missing-method": ('[claim."C2.1"]\nchapter = "x"\nkind = "extension"\nstatement = "s"\nreason = "r."\n', r"claim C2\.1.*method"),
     "unknown-claim-field": (
-        '[claim."C2.1"]\nchapter = "x"\nstatement = "s"\narticle = "-"\nstatus = "pending"\nlable = "typo"\n',
+        '[claim."C2.1"]\nchapter = "x"\nkind = "extension"\nstatement = "s"\nreason = "r."\nmethod = "re-derived"\nlable = "typo"\n',
         r"claim C2\.1.*lable",
     ),
     "check-of-unregistered-claim": ('[check."C9.9a"]\nwhat = "w"\nlo = 0.0\n', r"'C9.9a' does not start with a registered claim"),
@@ -486,6 +609,87 @@ def test_malformed_registry_raises_at_load(temp_registry, case):
     temp_registry(GOOD_TOML + "\n" + entry)
     with pytest.raises(ValueError, match=msg):
         registry()
+
+
+@pytest.mark.parametrize("name", ["atol", "rtol"])
+@pytest.mark.parametrize("value", ["inf", "+inf", "-inf", "nan", "-0.5", "true", '"0.1"'])
+def test_a_tolerance_that_is_not_a_finite_number_is_refused_at_load(temp_registry, name, value):
+    """Mutants: ``math.isfinite`` dropped from the tolerance rule (``atol = inf`` accepts
+    every value), or the rule written ``v < 0`` (``atol = nan`` passes it, and a NaN
+    window accepts nothing but makes the check's message meaningless)."""
+    temp_registry(GOOD_TOML + f'\n[check."C1.1x"]\nwhat = "w"\nexpected = 1.0\n{name} = {value}\n')
+    with pytest.raises(ValueError, match=rf"check C1\.1x: {name} must be a finite number >= 0"):
+        registry()
+
+
+@pytest.mark.parametrize("entry", ["lo = nan", "hi = nan", "lo = -inf", "hi = inf", "lo = 0.0\nhi = nan",
+                                   'hi = "1.0"', "lo = true"])
+def test_a_window_end_that_is_not_a_finite_number_is_refused_at_load(temp_registry, entry):
+    """``lo = nan`` would accept every value (``m < nan`` is false); ``hi = inf`` is no end
+    (leave it out); a string would fail only when the chapter runs."""
+    temp_registry(GOOD_TOML + f'\n[check."C1.1x"]\nwhat = "w"\n{entry}\n')
+    with pytest.raises(ValueError, match=r"check C1\.1x: (lo|hi) must be a finite number"):
+        registry()
+
+
+@pytest.mark.parametrize("e", [math.inf, -math.inf, math.nan])
+def test_a_close_check_refuses_a_reference_that_is_not_finite(temp_registry, e):
+    """An rtol window around an infinite reference is infinite: |m - inf| <= rtol·inf holds for
+    every finite m, so a closed form that overflowed would pass anything."""
+    with pytest.raises(ClaimCheckFailed, match="not a finite number"):
+        check("C1.1c", 2.0, expected=e)
+    temp_registry(GOOD_TOML.replace("expected = 1.0\natol = 1e-3", f"expected = {e}\nrtol = 1e-3"))
+    with pytest.raises(ClaimCheckFailed, match="not a finite number"):
+        check("C1.1b", 1.0)
+
+
+@pytest.mark.parametrize(("what", "timing", "is_timing"), [
+    ("Machine-dependent wall time per step", False, True),
+    ("MACHINE-DEPENDENT ratio of two times", False, True),
+    ("seconds per call (machine-dependent; sanity range)", False, True),
+    ("a ratio of times", True, True),
+    ("the growth factor of the gradient", False, False),
+])
+def test_is_timing_ignores_case(what, timing, is_timing):
+    """Mutant: ``.lower()`` dropped from ``is_timing`` (a 'Machine-dependent ...' what at the
+    start of a sentence would be shown as a claim's number)."""
+    assert claims_mod.Check(id="C1.1x", claim="C1.1", what=what, timing=timing, lo=0.0).is_timing is is_timing
+
+
+# ----------------------------------------------------------------------------- the window, printed as applied
+
+
+def _k(**kw):
+    return claims_mod.Check(id="C1.1x", claim="C1.1", what="w", **kw)
+
+
+@pytest.mark.parametrize(("check_", "text"), [
+    (_k(lo=0.2, hi=0.995), "in [0.2, 0.995]"),  # .2g would print 0.99
+    (_k(hi=3.27), "in [-∞, 3.27]"),  # .2g would print 3.3
+    (_k(lo=0.99512345), "in [0.99512345, +∞]"),  # :g would print 0.995123
+    (_k(lo=0, hi=1234567.5), "in [0, 1234567.5]"),  # :g would print 1.23457e+06
+    (_k(lo=-0.0625, hi=100.0), "in [-0.0625, 100]"),
+    (_k(expected=1.0, atol=0.0012345678), "atol 0.0012345678"),
+    (_k(rtol=1e-6), "rtol 1e-06"),
+    (_k(rtol=0.0123456789), "rtol 0.0123456789"),
+    (_k(atol=0.25, rtol=0.125), "atol 0.25 + rtol 0.125"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_tolerance_prints_the_window_applied(check_, text):
+    """Mutants: a window end or a tolerance printed with ``.2g`` or ``:g`` (six significant
+    digits: the code's own state before issue 29, so 0.99512345 read 0.995123, a window the
+    check does not apply). The check tables and the evidence pages print this text."""
+    assert check_.tolerance() == text
+
+
+def test_tolerance_every_printed_end_reads_back_as_the_end_applied():
+    """The same as a property: for windows with many digits, each printed number is the float applied."""
+    rng = np.random.default_rng(29)
+    for lo, width, tol in zip(rng.uniform(-10, 10, 200), rng.uniform(0, 5, 200), rng.uniform(1e-9, 1, 200)):
+        lo, hi, tol = float(lo), float(lo + width), float(tol)
+        printed = re.fullmatch(r"in \[(\S+), (\S+)\]", _k(lo=lo, hi=hi).tolerance())
+        assert (float(printed.group(1)), float(printed.group(2))) == (lo, hi)
+        printed = re.fullmatch(r"atol (\S+) \+ rtol (\S+)", _k(atol=tol, rtol=tol / 3).tolerance())
+        assert (float(printed.group(1)), float(printed.group(2))) == (tol, tol / 3)
 
 
 def test_real_registry_is_back_after_the_temp_registry_tests():

@@ -6,6 +6,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("glued_values", ROOT / "_ext" / "glued_values.py")
 gv = importlib.util.module_from_spec(spec)
@@ -81,3 +83,133 @@ def test_finding_no_glued_values_fails_rather_than_passing_vacuously(capsys):
     a = {"book/x": gv.glued_in_notebook(_nb("0.715", "1.2"))}
     assert gv.report(a, a) == 0
     assert gv.report(a, {"book/x": gv.glued_in_notebook(_nb("0.716", "1.2"))}) == 1
+
+
+# ----------------------------------------------------------------------------- kernel sets
+# `make determinism-kernels` (``kernels``) compares one chapter's glued values between two
+# executions with different floating-point kernels (``kernel_differences``).
+
+
+def _g(value: str, machine_dependent: bool = False) -> dict:
+    return {"value": value, "machine_dependent": machine_dependent}
+
+
+def test_kernel_differences_compares_glued_strings():
+    """Mutant: only numbers compared, a wording that flips between kernel sets passes."""
+    a, b = {"w": _g("'above the bound'")}, {"w": _g("'below the bound'")}
+    assert gv.kernel_differences(a, b) == ["w: \"'above the bound'\" vs \"'below the bound'\""]
+    assert gv.kernel_differences(a, dict(a)) == []
+
+
+def test_kernel_differences_tolerance_is_relative():
+    """Mutant: an absolute tolerance (|u - v| > 1e-3): 1e-4 against 2e-4 would pass, and
+    1000 against 1000.5 (relative 5e-4) would fail."""
+    assert len(gv.kernel_differences({"x": _g("0.0001")}, {"x": _g("0.0002")})) == 1
+    assert gv.kernel_differences({"x": _g("1000.0")}, {"x": _g("1000.5")}) == []
+
+
+def test_kernel_differences_threshold_is_a_tenth_of_a_percent():
+    """Mutant: a 1% threshold (REL_TOL = 1e-2): a move of 0.2% would pass unlabelled."""
+    assert len(gv.kernel_differences({"x": _g("1.0")}, {"x": _g("1.002")})) == 1  # 0.2%: labelled or fails
+    assert gv.kernel_differences({"x": _g("1.0")}, {"x": _g("1.0009")}) == []  # 0.09%: the same value
+    assert len(gv.kernel_differences({"n": _g("1000")}, {"n": _g("1002")})) == 1  # ints too
+
+
+def test_kernel_differences_a_value_glued_in_one_execution_only_fails():
+    """Mutant: a key missing from one execution is skipped silently."""
+    assert gv.kernel_differences({"x": _g("1.0"), "y": _g("2.0")}, {"x": _g("1.0")}) == [
+        "y: glued in one execution only"]
+    assert gv.kernel_differences({"x": _g("1.0")}, {"x": _g("1.0"), "z": _g("'a'")}) == [
+        "z: glued in one execution only"]
+
+
+def test_a_value_labelled_machine_dependent_in_one_run_only_may_not_differ():
+    """Mutant (and the defect kernel_differences had): a value marked machine-dependent in
+    only one of the two executions (or builds) is allowed to differ. The label exempts a
+    value only when both runs give it."""
+    one = {"t": _g("1.5", machine_dependent=True)}
+    other = {"t": _g("3.0", machine_dependent=False)}
+    both = {"t": _g("3.0", machine_dependent=True)}
+    assert gv.kernel_differences(one, other) != [] and gv.kernel_differences(other, one) != []
+    assert gv.kernel_differences(one, both) == []
+    assert gv.compare({"d": one}, {"d": other})[0] != [] and gv.compare({"d": other}, {"d": one})[0] != []
+    assert gv.compare({"d": one}, {"d": both}) == ([], ["d::t: '1.5' != '3.0'"])
+
+
+def test_kernel_differences_leave_figures_out():
+    assert gv.kernel_differences({"f": _g("image/png sha256:aa")}, {"f": _g("image/png sha256:bb")}) == []
+
+
+@pytest.fixture
+def fake_runs(monkeypatch, tmp_path):
+    """``kernels()`` without kernels: each "execution" writes a notebook whose glued values
+    the test chooses per kernel set (``values[name]``), or fails (``values[name] is None``)."""
+    values: dict = {}
+
+    def execute(md, env_extra, out):
+        name = "other" if env_extra else "default"
+        if values[name] is None:
+            return False, 0.1, "Traceback: a claim check failed"
+        nb = _nb(values[name], "1.0" if name == "default" else "2.0")
+        out.write_text(json.dumps(nb), encoding="utf-8")
+        return True, 0.1, ""
+
+    monkeypatch.setattr(gv, "execute", execute)
+    monkeypatch.setattr(gv, "_torch_capability", lambda: "AVX2")
+    monkeypatch.setattr(gv, "alternative_kernels", lambda: {"ATEN_CPU_CAPABILITY": "default"})
+    md = tmp_path / "chapter.md"
+    md.write_text("# x\n", encoding="utf-8")
+    return values, md
+
+
+def test_kernels_exits_1_when_an_unlabelled_value_differs(fake_runs, capsys):
+    """Mutant: ``kernels()`` prints DIFFERS but exits 0 (``make determinism-kernels`` could
+    never fail)."""
+    values, md = fake_runs
+    values.update(default="0.715", other="0.716")
+    assert gv.kernels([md]) == 1
+    assert "DIFFERS: ratio" in capsys.readouterr().out
+    values.update(default="0.715", other="0.715")  # the timing t_run differs: labelled, allowed
+    assert gv.kernels([md]) == 0
+
+
+def test_kernels_exits_1_when_an_execution_fails(fake_runs, capsys):
+    values, md = fake_runs
+    values.update(default="0.715", other=None)
+    assert gv.kernels([md]) == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("cap, expected", [
+    ("AVX512", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}),
+    ("AVX2", {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2", "OPENBLAS_CORETYPE": "Sandybridge"}),
+])
+def test_the_alternative_kernels_switch_all_three_libraries(monkeypatch, cap, expected):
+    """PyTorch's matrix products go through MKL, numpy's through OpenBLAS, the rest through
+    ATen: an alternative set that leaves one of them at its default tests nothing there."""
+    monkeypatch.delenv("NORMLIB_ALT_KERNELS", raising=False)
+    monkeypatch.setattr(gv, "_torch_capability", lambda: cap)
+    assert gv.alternative_kernels() == expected
+
+
+def test_the_alternative_kernels_change_torch_and_numpy_matrix_products():
+    """On this machine the alternative set really changes the rounding of a float32 matrix
+    product in PyTorch and in numpy (bit for bit), or the kernel comparison would be empty."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib, numpy as np, torch\n"
+            "torch.manual_seed(0); a = torch.randn(257, 513); b = torch.randn(513, 129)\n"
+            "r = np.random.default_rng(0); x = r.standard_normal((257, 513), dtype=np.float32)\n"
+            "y = r.standard_normal((513, 129), dtype=np.float32)\n"
+            "print(hashlib.sha1((a @ b).numpy().tobytes()).hexdigest(), hashlib.sha1((x @ y).tobytes()).hexdigest())\n")
+    base = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE", "MKL_ENABLE_INSTRUCTIONS")}
+
+    def run(extra):
+        out = subprocess.run([sys.executable, "-c", code], env={**base, **extra}, capture_output=True, text=True, check=True)
+        return out.stdout.split()
+
+    default, other = run({}), run(gv.alternative_kernels())
+    assert default[0] != other[0], "PyTorch's matrix product is bitwise identical under the alternative kernels"
+    assert default[1] != other[1], "numpy's matrix product is bitwise identical under the alternative kernels"

@@ -14,6 +14,7 @@ the edge" really is at the edge and not one rounding away from it.
 from __future__ import annotations
 
 import math
+import re
 from types import MappingProxyType
 
 import numpy as np
@@ -23,7 +24,7 @@ import normlib.book as book
 import normlib.claims as claims_mod
 from normlib.claims import Check, Claim, ClaimCheckFailed, check
 
-_CLAIM = Claim(id="C1.1", chapter="why-normalize", statement="s", article="-", status="reproduced")
+_CLAIM = Claim(id="C1.1", chapter="why-normalize", statement="s", method="reproduced", reason="r.", kind="extension")
 _CHECKS = (
     Check(id="C1.1r", claim="C1.1", what="range", fmt=".3f", lo=0.5, hi=0.75),
     Check(id="C1.1p", claim="C1.1", what="a point window", fmt=".3f", lo=0.5, hi=0.5),
@@ -32,6 +33,8 @@ _CHECKS = (
     Check(id="C1.1m", claim="C1.1", what="close, atol + rtol, reference at the call", fmt=".3f", atol=0.25, rtol=0.25),
     Check(id="C1.1t", claim="C1.1", what="printed", fmt=".3f", printed="0.019"),
     Check(id="C1.1b", claim="C1.1", what="bool", kind="bool"),
+    Check(id="C1.1w", claim="C1.1", what="|m − e| of the fit", fmt=".3f", lo=0.0, hi=0.995,
+          why="the printed precision | half a unit", counterexample=1.5),
 )
 
 
@@ -51,6 +54,19 @@ def glued(monkeypatch):
 
     def record(key, value, **kw):
         calls.append((key, value))
+        return value
+
+    monkeypatch.setattr(book, "glue_value", record)
+    return calls
+
+
+@pytest.fixture
+def glued_kw(monkeypatch):
+    """Record every (key, value, keyword arguments) that verify glues."""
+    calls: list[tuple[str, object, dict]] = []
+
+    def record(key, value, **kw):
+        calls.append((key, value, kw))
         return value
 
     monkeypatch.setattr(book, "glue_value", record)
@@ -134,6 +150,82 @@ def test_verify_displays_the_shown_string_through_the_real_glue(reg):
     assert names == ["C1.1r", "C1.1r__shown"]
     plain = [next(v for k, v in o.data.items() if k.endswith("text/plain")) for o in out.outputs]
     assert plain == ["0.6123456", "'0.612'"]
+
+
+# ----------------------------------------------------------------------------- verify: the machine-dependent marker
+
+# one check of each kind verify glues differently: a number, a bool, a reference at the call
+_KINDS = [("C1.1r", 0.625, {}), ("C1.1b", True, {}), ("C1.1c", 2.5, {"expected": 2.0})]
+
+
+def test_verify_glues_without_the_machine_dependent_marker_by_default(reg, glued_kw):
+    """Mutant: ``machine_dependent=True`` as verify's default (every claim's number would be
+    exempt from the reproducibility checks of ``_ext/glued_values.py``)."""
+    for cid, m, kw in _KINDS:
+        book.verify(cid, m, **kw)
+    assert [k for k, _, _ in glued_kw] == [key for cid, _, _ in _KINDS for key in (cid, book.shown_key(cid))]
+    assert all(not kw.get("machine_dependent", False) for _, _, kw in glued_kw), glued_kw
+
+
+@pytest.mark.parametrize(("cid", "m", "kw"), _KINDS, ids=[k[0] for k in _KINDS])
+def test_a_machine_dependent_check_marks_every_key_it_glues(reg, glued_kw, cid, m, kw):
+    """Mutant: the shown value (``shown_key``) glued without the marker, or the value of a bool
+    check: the ledger's copy of a timing would then be compared across builds, or worse, a
+    marked value's formatted twin would differ unmarked."""
+    book.verify(cid, m, machine_dependent=True, **kw)
+    assert [(k, c.get("machine_dependent")) for k, _, c in glued_kw] == [(cid, True), (book.shown_key(cid), True)]
+
+
+def test_the_machine_dependent_marker_reaches_the_reader_of_the_builds(reg):
+    """The same through the real glue_value and IPython's display, read back by
+    ``_ext/glued_values.py`` (the comparison ``make determinism-kernels`` runs)."""
+    pytest.importorskip("myst_nb")
+    import importlib.util
+    from pathlib import Path
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    path = Path(__file__).resolve().parent.parent / "_ext" / "glued_values.py"
+    spec = importlib.util.spec_from_file_location("glued_values_for_verify", path)
+    glued_values = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(glued_values)
+
+    InteractiveShell.instance()
+    with capture_output() as out:
+        book.verify("C1.1r", 0.6123456, machine_dependent=True)
+        book.verify("C1.1a", 1.0)
+    read = glued_values.glued_in_outputs({"data": o.data, "metadata": o.metadata} for o in out.outputs)
+    assert {k: v["machine_dependent"] for k, v in read.items()} == {
+        "C1.1r": True, "C1.1r__shown": True, "C1.1a": False, "C1.1a__shown": False}
+
+
+# ----------------------------------------------------------------------------- check_table_md
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of one Markdown table row (a ``\\|`` inside a cell is not a separator)."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+
+
+def test_check_table_md_shows_the_lectures_shown_value_and_the_window(reg):
+    """Mutants: the glue role names the raw value (``C1.1w``, unformatted) instead of
+    ``C1.1w__shown``; the role is not an absolute path to the lecture; a ``|`` in a cell is
+    not escaped (the row falls apart); the window or the rejected value is left out."""
+    md = book.check_table_md(["C1.1w", "C1.1r"], page="rmsnorm")
+    lines = md.splitlines()
+    assert len(lines) == 4 and lines[1] == "|---|---|---|---|---|---|"
+    assert _cells(lines[0]) == ["check", "what is measured", "value", "window", "why this window", "rejects"]
+    assert _cells(lines[2]) == [
+        "`C1.1w`", "\\|m − e\\| of the fit", "**{glue:text}`/book/rmsnorm.md::C1.1w__shown:s`**",
+        "in [0, 0.995]", "the printed precision \\| half a unit", "1.5"]
+    assert _cells(lines[3])[0] == "`C1.1r`" and _cells(lines[3])[3] == "in [0.5, 0.75]" and _cells(lines[3])[5] == ""
+
+
+def test_check_table_md_refuses_an_unknown_check(reg):
+    """Mutant: an unknown ID skipped (the evidence page would silently show one check fewer)."""
+    with pytest.raises(KeyError, match="C1.1zz"):
+        book.check_table_md(["C1.1r", "C1.1zz"], page="rmsnorm")
 
 
 # ----------------------------------------------------------------------------- check(): NaN reference
@@ -225,7 +317,7 @@ def test_a_point_window_loads_from_toml(tmp_path, monkeypatch):
     """The same through registry() reading a claims.toml (the loader validates every check)."""
     path = tmp_path / "claims.toml"
     path.write_text(
-        '[claim."C1.1"]\nchapter = "why-normalize"\nstatement = "s"\narticle = "-"\nstatus = "reproduced"\n\n'
+        '[claim."C1.1"]\nchapter = "why-normalize"\nkind = "extension"\nstatement = "s"\nreason = "r."\nmethod = "reproduced"\n\n'
         '[check."C1.1p"]\nwhat = "a point window"\nlo = 0.5\nhi = 0.5\n',
         encoding="utf-8",
     )

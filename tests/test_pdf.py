@@ -66,3 +66,59 @@ def test_math_is_typeset_not_raw_tex(text):
     """
     raw = re.findall(r"\\\(.{0,60}?\\\)|\\\[.{0,60}", text)
     assert not raw, f"untypeset formulas in the PDF: {raw[:5]}"
+
+
+# ----------------------------------------------------------------------------- the Chinese PDF
+
+PDF_ZH = ROOT / "_build" / "pdf" / "book-zh.pdf"
+LOCALE = ROOT / "locales" / "zh_CN" / "LC_MESSAGES"
+CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
+
+
+def _zh_titles() -> list[str]:
+    """The Chinese title of every page, read from its catalog (the msgstr of its H1)."""
+    from babel.messages.pofile import read_po
+
+    pages = re.findall(r"(?:root|file):\s*(\S+)", (ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    out = []
+    for page, title in zip(pages, _titles()):
+        po = LOCALE / f"{page}.po"
+        with po.open("rb") as f:
+            cat = read_po(f)
+        m = cat.get(title)
+        out.append(m.string if m is not None and m.string else title)
+    return out
+
+
+@pytest.fixture(scope="module")
+def text_zh() -> str:
+    if not PDF_ZH.is_file():
+        pytest.skip("no Chinese PDF (make pdf builds it)")
+    out = subprocess.run(["pdftotext", "-layout", str(PDF_ZH), "-"], capture_output=True, text=True, check=True).stdout
+    return re.sub(r"\s+", " ", out)
+
+
+@pytest.mark.parametrize("title", _zh_titles())
+def test_every_chinese_title_is_in_the_chinese_pdf(text_zh, title):
+    words = _plain(title)
+    assert CJK.search(words) or words.isascii(), f"title {title!r} is neither Chinese nor a name"
+    assert words.replace(" ", "") in text_zh.replace(" ", ""), f"title {title!r} not found in the Chinese PDF"
+
+
+def test_chinese_pdf_embeds_a_cjk_font_that_covers_every_character(text_zh):
+    """No tofu: a CJK font is embedded, and every CJK character of the text is in its character map."""
+    if shutil.which("pdffonts") is None or shutil.which("fc-match") is None:
+        pytest.skip("pdffonts or fc-match missing")
+    fonts = subprocess.run(["pdffonts", str(PDF_ZH)], capture_output=True, text=True, check=True).stdout
+    cjk_lines = [ln for ln in fonts.splitlines() if "CJK" in ln]
+    assert cjk_lines, f"no CJK font in the Chinese PDF:\n{fonts}"
+    assert all(" yes " in ln for ln in cjk_lines), f"a CJK font is not embedded:\n{fonts}"
+    from fontTools.ttLib import TTCollection, TTFont
+
+    path = subprocess.run(["fc-match", "-f", "%{file}", "Noto Sans CJK SC"], capture_output=True, text=True).stdout
+    fonts_ = TTCollection(path).fonts if path.endswith(".ttc") else [TTFont(path)]
+    covered = set().union(*(f.getBestCmap().keys() for f in fonts_))
+    chars = {c for c in text_zh if CJK.match(c)}
+    assert len(chars) > 500, "the Chinese PDF holds too little Chinese text"
+    missing = sorted(c for c in chars if ord(c) not in covered)
+    assert not missing, f"characters no embedded font covers (drawn as tofu): {''.join(missing[:40])}"

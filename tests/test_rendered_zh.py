@@ -75,27 +75,50 @@ def _machine_dependent_texts(page: str) -> set[str]:
     return out
 
 
-def _glued(soup) -> list[str]:
-    return [_norm(x.get_text()) for x in soup.select("article .pasted-text, article .pasted-inline")]
+def _glued(soup, *, raw: bool = False) -> list[str]:
+    texts = [x.get_text() for x in soup.select("article .pasted-text, article .pasted-inline")]
+    return texts if raw else [_norm(t) for t in texts]
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_glued_values_equal_the_english_pages(page):
     """Every number of a Chinese page is the English page's; glued wording is its translation."""
     phrases = _phrases()
-    en, zh = _glued(_soup(HTML / f"{page}.html")), _glued(_soup(ZH / f"{page}.html"))
-    # Chinese word order may move a value within its paragraph: compare as multisets
-    expected = Counter(_norm(phrases.translate(e) or e) for e in en)
+    en, zh = _glued(_soup(HTML / f"{page}.html"), raw=True), _glued(_soup(ZH / f"{page}.html"))
+    # Chinese word order may move a value within its paragraph: compare as multisets. The
+    # wording is translated as glued (a template's quotation marks are curly), then compared
+    # with the quotation marks normalized
+    expected = Counter(_norm(phrases.translate(e) or phrases.translate(_norm(e)) or e) for e in en)
     shown = Counter(zh)
     assert shown == expected, (f"{page}: glued values missing on the Chinese page {sorted((expected - shown).elements())[:8]}, "
                                f"not on the English page {sorted((shown - expected).elements())[:8]}")
+
+
+def _pending() -> set[str]:
+    """Pages whose translation is in progress (``locales/zh_CN/PENDING``, tests/check_catalogs.py)."""
+    f = ROOT / "locales" / "zh_CN" / "PENDING"
+    lines = f.read_text(encoding="utf-8").splitlines() if f.is_file() else []
+    return {ln.split("#")[0].strip().removesuffix(".po") for ln in lines} - {""}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_page_in_translation_says_so_and_only_then(page):
+    """A page listed in PENDING opens with the translation-in-progress banner; no other page does."""
+    banner = _soup(ZH / f"{page}.html").select_one("article .translation-pending")
+    if page in _pending():
+        assert banner is not None and "译文" in banner.get_text(), f"{page}: pending, but the banner is missing"
+    else:
+        assert banner is None, f"{page}: the translation-pending banner on a page not listed in PENDING"
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_no_english_sentence_is_left(page):
     """Prose, headings, captions, table cells and glued wording are Chinese; code, math,
     cell outputs, API docstrings, bibliography entries and the text of external links (a
-    quoted issue title) may stay English."""
+    quoted issue title) may stay English. A page whose translation is in progress (PENDING)
+    says so in its banner instead (the test above)."""
+    if page in _pending():
+        pytest.skip(f"{page}: translation in progress (locales/zh_CN/PENDING); the page says so")
     soup = _soup(ZH / f"{page}.html")
     article = soup.select_one("article")
     # a wording computed from a timing (glued machine_dependent) can take forms no catalog

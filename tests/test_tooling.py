@@ -60,7 +60,7 @@ DIRECT_IMPORTS = {
 def test_every_directly_imported_package_is_a_direct_dependency():
     direct = _pins(ROOT / "requirements.in")
     sources = [p for d in ("normlib", "tests", "_ext", "benchmarks") for p in (ROOT / d).rglob("*.py")]
-    sources += list((ROOT / "book").glob("*.md"))
+    sources += list((ROOT / "book").rglob("*.md"))
     imported = set()
     for p in sources:
         imported |= set(re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", p.read_text(encoding="utf-8"), flags=re.M))
@@ -100,6 +100,37 @@ def test_failing_cells_are_located_by_md_line_and_section(tmp_path):
         encoding="utf-8",
     )
     assert conftest.cell_locations(md) == [(7, "Title"), (13, "Second")]
+
+
+def test_files_run_longest_first_each_kept_whole_and_in_order():
+    """The order in which `make test`'s workers take files: longest first by RUN_SECONDS (an
+    unlisted chapter counts DEFAULT_CHAPTER_SECONDS, an unlisted module DEFAULT_TEST_SECONDS),
+    a file's items together and in their collection order, equal times in collection order."""
+    conftest = sys.modules.get("conftest") or _load_conftest()
+
+    class Item:
+        def __init__(self, rel: str, n: int):
+            self.path, self.n = ROOT / rel, n
+
+    files = ["tests/test_toc.py", "book/rmsnorm.md", "book/warmup-lr.md", "tests/test_stack.py", "tests/test_tooling.py"]
+    items = [Item(f, n) for f in files for n in range(3)]
+    seconds = {"book/rmsnorm.md": 5.0, "tests/test_stack.py": 100.0}  # warmup-lr unlisted: a chapter's default
+    assert conftest.DEFAULT_TEST_SECONDS < 5.0 < conftest.DEFAULT_CHAPTER_SECONDS < 100.0
+    order = [(i.path.relative_to(ROOT).as_posix(), i.n) for i in conftest.longest_files_first(items, seconds)]
+    expected = ["tests/test_stack.py", "book/warmup-lr.md", "book/rmsnorm.md", "tests/test_toc.py", "tests/test_tooling.py"]
+    assert order == [(f, n) for f in expected for n in range(3)]
+
+
+def test_run_seconds_names_existing_files_and_make_test_keeps_their_order():
+    """Every file of tests/data/run_seconds.toml exists (a renamed chapter would silently fall
+    back to the default); `make test` distributes whole files in collection order (without
+    --no-loadscope-reorder, pytest-xdist re-sorts them by their number of tests)."""
+    conftest = sys.modules.get("conftest") or _load_conftest()
+    seconds = conftest.run_seconds()
+    assert seconds and all(s > 0 for s in seconds.values())
+    assert not [name for name in seconds if not (ROOT / name).is_file()], "run_seconds.toml names missing files"
+    rule = re.search(r"^test:.*\n\t(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), flags=re.M)
+    assert rule and "--dist loadfile" in rule.group(1) and "--no-loadscope-reorder" in rule.group(1), rule
 
 
 def _load_conftest():

@@ -34,6 +34,15 @@ def test_glue_phrase_glues_the_wording_the_condition_picks(glued):
     assert glued == {"k": "above", "k2": "below"}
 
 
+def test_glue_phrase_a_numpy_true_glues_the_true_wording(glued):
+    """Mutant: ``condition is True`` (a numpy true, what any comparison of numpy floats
+    gives, would glue the *if_false* wording: the opposite of what the data say)."""
+    lo, hi = np.float64(0.25), np.float64(0.5)
+    assert book.glue_phrase("k", hi > lo, "above", "below") == "above"
+    assert book.glue_phrase("k2", bool(hi > lo), "above", "below") == "above"
+    assert glued == {"k": "above", "k2": "above"}
+
+
 @pytest.mark.parametrize("cond", [1, 0.0, "yes", None, np.array([True])])
 def test_glue_phrase_refuses_a_condition_that_is_not_a_bool(glued, cond):
     with pytest.raises(TypeError, match="must be a bool"):
@@ -41,9 +50,14 @@ def test_glue_phrase_refuses_a_condition_that_is_not_a_bool(glued, cond):
     assert glued == {}
 
 
-def test_glue_phrase_refuses_non_string_wordings(glued):
+@pytest.mark.parametrize("cond", [True, False, np.bool_(True), np.bool_(False)])
+@pytest.mark.parametrize(("if_true", "if_false"), [(1.0, "b"), ("a", 1.0), ("a", None), ("a", b"b"), (None, None)])
+def test_glue_phrase_refuses_non_string_wordings(glued, cond, if_true, if_false):
+    """Mutant: only ``if_true`` checked (a non-string ``if_false`` is glued as the wording
+    once the data turn, or refused only on the day the condition is false)."""
     with pytest.raises(TypeError, match="str"):
-        book.glue_phrase("k", True, 1.0, "b")
+        book.glue_phrase("k", cond, if_true, if_false)
+    assert glued == {}
 
 
 # ----------------------------------------------------------------------------- registry fixtures
@@ -68,9 +82,10 @@ def registry_file(tmp_path, monkeypatch):
 BASE = """
 [claim."C1.1"]
 chapter = "demo"
+kind = "extension"
 statement = "s"
-article = "0.50"
-status = "reproduced"
+reason = "r."
+method = "reproduced"
 """
 
 
@@ -221,6 +236,44 @@ def test_prose_numbers_inline_math_may_span_a_line_break(tmp_path):
     assert [t.number for t in prose_numbers.typed_numbers(path)] == ["7"]
 
 
+def test_prose_numbers_a_year_is_1950_to_2039_only(tmp_path):
+    """Mutant: every 20xx passes as a year, so a typed width 2048 (or 2099 steps) is never found."""
+    path = _chapter(tmp_path, "Published in 2020 and 1999, trained at width 2048 for 2099 steps (2039).\n")
+    assert [t.number for t in prose_numbers.typed_numbers(path)] == ["2048", "2099"]
+
+
+def test_prose_numbers_reads_directive_titles(tmp_path):
+    """Mutant: a directive's argument (the title of an admonition, exercise or proof box) is
+    skipped, so "After 300 steps" in a title passes."""
+    path = _chapter(tmp_path, """
+    :::{admonition} After 300 steps
+    :class: tip
+    Body with 4.5.
+    :::
+
+    ```{exercise} Width 96
+    :label: ex-w
+    Predict it.
+    ```
+
+    ```{prf:theorem} A bound for 12 layers
+    :label: thm-b
+    ```
+
+    ```{glue:figure} fig_key
+    :alt: curves for 5 seeds
+    Caption: 0.75 of the runs.
+    ```
+    """)
+    assert [t.number for t in prose_numbers.typed_numbers(path)] == ["300", "4.5", "96", "12", "5", "0.75"]
+
+
+def test_prose_numbers_finds_a_leading_decimal_point(tmp_path):
+    """Mutant: the ``.5`` form of a number (no digit before the point) is never found."""
+    path = _chapter(tmp_path, "A dropout of .5 and a ratio of .25; version 0.5 of a tool.\n")
+    assert [t.number for t in prose_numbers.typed_numbers(path)] == [".5", ".25"]
+
+
 # ----------------------------------------------------------------------------- audit words
 
 
@@ -257,3 +310,37 @@ def test_audit_words_on_a_built_page():
     <details><summary>x</summary>atol</details>
     </article></body></html>"""
     assert audit_words.audit_terms(audit_words.html_main_line(html)) == ["C5.8-post-factor", "tolerance"]
+
+
+def test_audit_words_counts_the_text_after_a_solution(tmp_path):
+    """Mutant: a solution block never ends (``solution-end`` ignored), so everything after the
+    first solution, the summary included, is never counted."""
+    path = _chapter(tmp_path, """
+    ```{solution-start} ex-1
+    :class: dropdown
+    ```
+    The tolerance of C3.6a.
+    ```{solution-end}
+    ```
+
+    ## Summary
+    Check C3.6b accepts it.
+    """)
+    assert audit_words.count(path) == ["C3.6b", "accepts"]
+
+
+def test_audit_words_only_a_dropdown_class_folds_a_block(tmp_path):
+    """Mutant: any ``:class:`` option folds a block, so a visible ``:class: tip`` admonition
+    (or a verdict box) is not counted."""
+    path = _chapter(tmp_path, """
+    :::{admonition} Note
+    :class: tip
+    The atol of C3.6a.
+    :::
+
+    :::{admonition} Details
+    :class: dropdown
+    The rtol of C3.6b.
+    :::
+    """)
+    assert audit_words.count(path) == ["C3.6a", "atol"]

@@ -1,13 +1,14 @@
-/* The claims ledger's filter (book/ledger.md): show only the rows of one chapter, status
- * or source verdict. Offline, no library. The page carries, next to the table, a hidden
- * <form class="ledger-filter"> with three <select data-filter=...> menus and one
- * <span data-claim data-chapter data-status data-verdict> per claim (written by
- * normlib.ledger.filter_controls_html); rows are matched by the claim ID in their first
- * cell. Without JavaScript the form stays hidden and the whole table shows. */
+/* The claims ledger's filter (book/ledger.md): show only the rows of one chapter, verdict,
+ * method or decider. Offline, no library. The page carries a hidden
+ * <form class="ledger-filter"> with four <select data-filter=...> menus and one
+ * <span data-claim data-chapter data-verdict data-method data-by> per claim (written by
+ * normlib.ledger.filter_controls_html); the rows are the folded admonitions
+ * div.ledger-row, matched by the claim ID their title starts with. Without JavaScript the
+ * form stays hidden and every row shows. */
 (function () {
   "use strict";
 
-  var FIELDS = ["chapter", "status", "verdict"];
+  var FIELDS = ["chapter", "verdict", "method", "by"];
 
   /* True when a row's values match every chosen filter ("" means any). */
   function rowMatches(values, filters) {
@@ -20,37 +21,35 @@
     return true;
   }
 
-  /* The claim ID a table row is about: the first cell's text, e.g. "C3.6". */
-  function rowClaim(tr) {
-    var cell = tr.querySelector("td");
-    if (!cell) {
+  /* The claim ID a ledger row is about: the start of its title, e.g. "C3.6". */
+  function rowClaim(row) {
+    var title = row.querySelector(".admonition-title");
+    if (!title) {
       return "";
     }
-    var m = /C\d+\.\d+/.exec(cell.textContent || "");
-    return m ? m[0] : "";
+    var m = /^\s*(C\d+\.\d+)\b/.exec(title.textContent || "");
+    return m ? m[1] : "";
   }
 
   function setup() {
     var form = document.querySelector("form.ledger-filter");
     var store = document.querySelector("div.ledger-filter-rows");
-    var table = document.querySelector("div.ledger-table table");
-    if (!form || !store || !table) {
+    var found = document.querySelectorAll("div.ledger-row");
+    if (!form || !store || !found.length) {
       return;
     }
     var data = {};
     store.querySelectorAll("span[data-claim]").forEach(function (s) {
-      data[s.getAttribute("data-claim")] = {
-        chapter: s.getAttribute("data-chapter"),
-        status: s.getAttribute("data-status"),
-        verdict: s.getAttribute("data-verdict")
-      };
+      var values = {};
+      FIELDS.forEach(function (f) { values[f] = s.getAttribute("data-" + f); });
+      data[s.getAttribute("data-claim")] = values;
     });
     var rows = [];
-    table.querySelectorAll("tbody tr").forEach(function (tr) {
-      var values = data[rowClaim(tr)];
+    found.forEach(function (row) {
+      var values = data[rowClaim(row)];
       if (values) {
-        FIELDS.forEach(function (f) { tr.setAttribute("data-" + f, values[f]); });
-        rows.push([tr, values]);
+        FIELDS.forEach(function (f) { row.setAttribute("data-" + f, values[f]); });
+        rows.push([row, values]);
       }
     });
     var count = form.querySelector("output.ledger-filter-count");
@@ -66,7 +65,9 @@
         if (ok) { shown += 1; }
       });
       if (count) {
-        count.textContent = shown + " of " + rows.length + " claims";
+        /* the form's data-count template ("{shown} of {total} claims"), translated per edition */
+        var template = form.getAttribute("data-count") || "{shown} of {total}";
+        count.textContent = template.replace("{shown}", shown).replace("{total}", rows.length);
       }
     }
     form.addEventListener("change", apply);
@@ -77,7 +78,7 @@
   }
 
   if (typeof module !== "undefined" && module.exports) {
-    module.exports = { rowMatches: rowMatches, FIELDS: FIELDS };
+    module.exports = { rowMatches: rowMatches, rowClaim: rowClaim, FIELDS: FIELDS };
   }
   if (typeof document !== "undefined") {
     if (document.readyState === "loading") {

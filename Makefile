@@ -17,17 +17,20 @@ export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help setup requirements book book-zh locale-update test chapter pdf bench bench-build determinism determinism-kernels clean
+.PHONY: help setup requirements book book-zh locale-update test chapter pages ledger pdf bench bench-build determinism determinism-kernels downloads-check clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes every chapter)"
 	@echo "make test     unit/property tests of normlib + nbval over every chapter"
 	@echo "make chapter CH=rmsnorm   run one chapter under nbval"
+	@echo "make pages CH=rmsnorm     build one chapter and its evidence page alone (_build/pages; for reading)"
+	@echo "make ledger   rewrite the claims ledger's rows (book/ledger.md) from normlib/claims.toml"
 	@echo "make book-zh  the Chinese edition into _build/html/zh (reuses the execution cache of make book)"
 	@echo "make locale-update   refresh locales/zh_CN catalogs from the English sources"
-	@echo "make pdf      the whole book as one PDF (_build/pdf/book.pdf; needs chromium)"
+	@echo "make pdf      each edition as one PDF (_build/pdf/book.pdf, book-zh.pdf; needs chromium, fonts-noto-cjk)"
 	@echo "make determinism   two cold builds must glue identical values (slow)"
 	@echo "make determinism-kernels   every chapter under default and AVX2 kernels (slow)"
+	@echo "make downloads-check   every downloaded notebook of the built site, alone in an empty folder with the wheel (slow; before a release)"
 	@echo "make bench    run the benchmark scripts (speed and memory figures)"
 	@echo "make bench-build   build-time figures: cold/warm book, make test, per chapter"
 	@echo "make requirements  regenerate requirements.txt from requirements.in (pip-tools)"
@@ -71,18 +74,35 @@ locale-update: setup
 
 # Chapters that pass under nbval are stored in the book's execution cache
 # (tests/conftest.py), so a `make book` after `make test` does not run them again.
+# Each worker runs whole files, handed out in collection order, which tests/conftest.py
+# makes longest first (tests/data/run_seconds.toml); without --no-loadscope-reorder,
+# pytest-xdist would re-sort the files by their number of tests instead.
 test: setup
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
 pdf: setup
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
 	$(BIN)/python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf
-	@echo "The PDF is _build/pdf/book.pdf"
+	$(BIN)/python _ext/locale_tools.py pdf-zh
+	@echo "The PDFs are _build/pdf/book.pdf and _build/pdf/book-zh.pdf (needs Debian's fonts-noto-cjk)"
 
 chapter: setup
 	$(BIN)/python -c 'import normlib, pathlib, sys; f = pathlib.Path(normlib.__file__).resolve(); \
 	  sys.exit(0 if f.is_relative_to(pathlib.Path.cwd().resolve()) else f"normlib is imported from {f}, not from this checkout")'
 	$(BIN)/python -m pytest tests/conftest.py book/$(CH).md
+
+# one chapter (or several: CH="rmsnorm layernorm") and its evidence page, built alone for reading
+pages: setup
+	$(BIN)/python _ext/build_pages.py $(CH)
+
+# Every downloaded notebook of the built site (_build/html/_sources/**.ipynb) executed alone
+# in an empty folder with the site's normlib wheel (tests/downloaded_notebooks.py); CI's
+# rendered checks execute the fast ones only. Needs `make book` first; run it before a release.
+downloads-check: setup
+	NORMLIB_ALL_DOWNLOADS=1 $(BIN)/python -m pytest -p no:cacheprovider -m rendered -rxs tests/test_downloaded_notebooks.py
+
+ledger: setup
+	$(BIN)/python -m normlib.ledger
 
 bench: setup
 	for f in benchmarks/bench_*.py; do [ "$$f" = benchmarks/bench_build.py ] && continue; echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -84,7 +84,7 @@ pdf: setup
 	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
 	$(BIN)/python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf
 	$(BIN)/python _ext/locale_tools.py pdf-zh
-	@echo "The PDFs are _build/pdf/book.pdf and _build/pdf/book-zh.pdf (needs Debian's fonts-noto-cjk)"
+	@echo "The PDFs are _build/pdf/book.pdf and _build/pdf/book-zh.pdf (needs Debian's fonts-noto-cjk and fonts-wqy-zenhei)"
 
 chapter: setup
 	$(BIN)/python -c 'import normlib, pathlib, sys; f = pathlib.Path(normlib.__file__).resolve(); \

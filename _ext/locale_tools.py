@@ -300,9 +300,9 @@ def pdf_zh(partial: bool = False) -> int:
     if status:
         return status
     sys.path.insert(0, str(ROOT / "_ext"))
-    from print_pdf import print_pdf
+    from print_pdf import PRINT_CJK_FONT, print_pdf
 
-    done = print_pdf(BUILD / "singlehtml-zh", BUILD / "pdf" / "book-zh.pdf")
+    done = print_pdf(BUILD / "singlehtml-zh", BUILD / "pdf" / "book-zh.pdf", cjk_font=PRINT_CJK_FONT)
     print(f"wrote {done} ({done.stat().st_size / 1e6:.1f} MB)")
     return 0
 

@@ -14,6 +14,13 @@ only after MathJax has typeset every formula and every image has decoded, so the
 shows the math, the numbered figures, equations and citations as the HTML does, and not
 at all when the page logged an error or failed to load a file. Playwright streams the
 PDF to the file. Debian's package is ``chromium`` (``apt-get install chromium``).
+
+The Chinese edition is printed with a TrueType CJK font (``PRINT_CJK_FONT``, Debian's
+``fonts-wqy-zenhei``) for its Chinese characters only (a ``unicode-range`` face put first in
+the theme's three font stacks; Latin text keeps the theme's fonts). Chromium's PDF backend
+(Skia) embeds a TrueType font as a subsetted CID font, but draws a CFF-flavoured one, which
+Noto Sans CJK is, as thousands of unnamed Type 3 fonts: larger, unhinted, and impossible to
+check for coverage.
 """
 
 from __future__ import annotations
@@ -24,6 +31,31 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser import chromium, find_chromium, open_page  # noqa: E402
+
+PRINT_CJK_FONT = "WenQuanYi Zen Hei"
+# CJK radicals to CJK unified ideographs, compatibility ideographs, fullwidth forms
+CJK_RANGES = "U+2E80-9FFF, U+F900-FAFF, U+FE30-FE4F, U+FF00-FFEF"
+
+
+def cjk_print_style(family: str) -> str:
+    """The CSS that draws CJK characters (only) with ``family``, put first in the theme's font stacks."""
+    if not family or '"' in family or "\\" in family:
+        raise ValueError(f"not a plain font family name: {family!r}")
+    face = f'@font-face {{ font-family: "cjk-print"; src: local("{family}"); unicode-range: {CJK_RANGES}; }}'
+    # the theme's stacks are built from two system lists (its variables/_fonts.scss)
+    system = {"base": "base", "heading": "base", "monospace": "monospace"}
+    stacks = " ".join(
+        f"--pst-font-family-{v}: \"cjk-print\", var(--pst-font-family-{s}-system);"
+        for v, s in system.items())
+    return face + "\nhtml { " + stacks + " }"
+
+
+def installed_family(family: str) -> bool:
+    """Whether fontconfig knows a font of exactly this family."""
+    import subprocess
+
+    out = subprocess.run(["fc-list", f":family={family}", "family"], capture_output=True, text=True).stdout
+    return bool(out.strip())
 
 
 def single_page(build: Path) -> Path:
@@ -40,10 +72,13 @@ def single_page(build: Path) -> Path:
     return page
 
 
-def print_pdf(build: Path, out: Path) -> Path:
+def print_pdf(build: Path, out: Path, *, cjk_font: str | None = None) -> Path:
+    """Print the single page of ``build`` to ``out``; ``cjk_font`` draws its CJK characters."""
     page = single_page(build)
     if find_chromium() is None:
         raise SystemExit("make pdf needs Chromium on PATH (Debian: apt-get install chromium)")
+    if cjk_font is not None and not installed_family(cjk_font):
+        raise SystemExit(f"the Chinese PDF needs the font {cjk_font!r} (Debian: apt-get install fonts-wqy-zenhei)")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     with chromium(timeout=600.0) as browser, open_page(browser, page.resolve().as_uri()) as (tab, log):
@@ -52,6 +87,9 @@ def print_pdf(build: Path, out: Path) -> Path:
             raise SystemExit(f"{untyped} formulas were not typeset; not printing")
         if log.errors:
             raise SystemExit("the page logged errors; not printing:\n" + "\n".join(log.errors))
+        if cjk_font is not None:
+            tab.add_style_tag(content=cjk_print_style(cjk_font))
+            tab.evaluate("document.fonts.ready.then(() => true)")
         # sphinx-togglebutton opens the exercise solutions when the page is printed
         tab.evaluate("window.dispatchEvent(new Event('beforeprint')); true")
         tab.pdf(

@@ -196,3 +196,20 @@ def test_download_conversion_substitutes_glue_and_plain_markdown(tmp_path):
     assert cell.attachments["fig.png"]["image/png"] == png
     assert "{glue:text}`v` stays in code" in text and "$$ (eq-x)" not in text
     assert [o.get("text") for o in out.cells[3].outputs] == ["kept\n"]
+
+
+def test_the_cjk_print_style_draws_only_cjk_with_the_print_font():
+    """The style puts the print font first in all three of the theme's stacks, for CJK code points only."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "_ext"))
+    from print_pdf import CJK_RANGES, PRINT_CJK_FONT, cjk_print_style
+
+    css = cjk_print_style(PRINT_CJK_FONT)
+    assert f'src: local("{PRINT_CJK_FONT}")' in css and f"unicode-range: {CJK_RANGES}" in css
+    for v in ("base", "heading", "monospace"):
+        assert re.search(rf'--pst-font-family-{v}: "cjk-print", var\(--pst-font-family-(base|monospace)-system\);', css), v
+    lo, hi = (int(x, 16) for x in CJK_RANGES.split(",")[0].strip()[2:].split("-"))
+    assert lo <= ord("一") <= hi and lo <= ord("。") <= hi and not lo <= ord("z") <= hi
+    with pytest.raises(ValueError):
+        cjk_print_style('x"; } body { color: red')

@@ -162,22 +162,16 @@ def report(first: dict, second: dict) -> int:
 
 def _torch_capability() -> str:
     """The floating-point kernel set PyTorch picks on this machine by default ("AVX512", "AVX2", ...)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE", "MKL_ENABLE_INSTRUCTIONS")}
-    proc = subprocess.run(
-        [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-        env=env, capture_output=True, text=True,
-    )
-    return proc.stdout.strip() or "unknown"
+    from normlib.kernels import default_capability
+
+    return default_capability()
 
 
 def alternative_kernels() -> dict:
-    """The other kernel set to compare with this machine's default (see the module docstring)."""
-    override = os.environ.get("NORMLIB_ALT_KERNELS")
-    if override:
-        return dict(item.split("=", 1) for item in override.split())
-    if _torch_capability().upper().startswith("AVX512"):
-        return {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}
-    return {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2", "OPENBLAS_CORETYPE": "Sandybridge"}
+    """The other kernel set to compare with this machine's default (``normlib.kernels``)."""
+    from normlib.kernels import alternative_kernels as alt
+
+    return alt(_torch_capability())
 
 
 #: relative difference above which a glued number counts as machine-dependent

@@ -42,7 +42,8 @@ The registry lives in ``claims.toml`` next to this module. It has two tables:
     Two optional fields only change how the ledger page shows a check: ``short``, a
     label of a few words for the number (default: the start of ``what``), and
     ``timing = true`` for a machine-dependent figure (a wall-clock time or a ratio of
-    times). The ledger never shows a timing as a claim's number; a ``what`` that says
+    times); ``machine_dependent = true`` for a check whose value moves with the floating-point
+    kernels (its chapter verifies it with ``machine_dependent=True``; the ledger labels it). The ledger never shows a timing as a claim's number; a ``what`` that says
     "machine-dependent" counts as a timing too.
 
 A claim may name the checks that carry its verdict, in order, with
@@ -172,6 +173,7 @@ class Check:
     chapter: str | None = None
     short: str = ""
     timing: bool = False
+    machine_dependent: bool = False
     why: str = ""
     counterexample: float | bool | None = None
     counterexample_expected: float | None = None
@@ -395,6 +397,8 @@ def _validate_check(k: Check) -> None:
         raise ValueError(f"claims.toml: check {k.id}: lo {k.lo!r} > hi {k.hi!r}")
     if not isinstance(k.timing, bool):
         raise ValueError(f"claims.toml: check {k.id}: timing must be true or false; got {k.timing!r}")
+    if not isinstance(k.machine_dependent, bool):
+        raise ValueError(f"claims.toml: check {k.id}: machine_dependent must be true or false; got {k.machine_dependent!r}")
     if not isinstance(k.short, str):
         raise ValueError(f"claims.toml: check {k.id}: short must be a string; got {k.short!r}")
     if not isinstance(k.why, str):

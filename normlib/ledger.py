@@ -58,6 +58,9 @@ LABEL_TEXT = {
 }
 
 #: The column heads of :func:`verdict_table`.
+#: the label after a headline number whose value moves with the floating-point kernels
+MACHINE_DEPENDENT_TAG = "machine-dependent"
+
 VERDICT_TABLE_HEADS = ("verdict", "what it means", "claims", "decided by a source", "decided by the book")
 #: The row label of the book's own questions in :func:`verdict_table`.
 EXTENSION_ROW = "the book's own questions"
@@ -518,7 +521,8 @@ def ledger_rows(claims: Iterable[Claim], checks: Mapping[str, Check]) -> str:
         for h in c.headline:
             k = checks[h]
             doc = (k.chapter or c.chapter) + ".md"
-            nums.append(f"{k.label}: **{{glue:text}}`{doc}::{h}__shown:s`**")
+            tag = f" ({MACHINE_DEPENDENT_TAG})" if k.machine_dependent else ""
+            nums.append(f"{k.label}: **{{glue:text}}`{doc}::{h}__shown:s`**{tag}")
         if nums:
             body.append("- **The book's numbers:** " + "; ".join(nums) + ".")
         if c.note:

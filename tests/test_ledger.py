@@ -517,6 +517,49 @@ def test_ledger_row_numbers_are_the_headline_checks_glued_from_their_page():
     assert "{ref}`the lecture <why-depth>`" in md
 
 
+
+def test_a_machine_dependent_headline_number_is_labelled_so():
+    """Mutant: the tag dropped, a kernel-dependent number shown as what a verdict rests on."""
+    from normlib.claims import Check
+
+    c = Claim(**{**_claim("C1.1", label="why-depth").__dict__, "headline": ("C1.1a", "C1.1b")})
+    checks = {"C1.1a": Check(id="C1.1a", claim="C1.1", what="w", short="gain", lo=0.0, machine_dependent=True),
+              "C1.1b": Check(id="C1.1b", claim="C1.1", what="w", short="ratio", lo=0.0)}
+    md = ledger.ledger_rows([c], checks)
+    assert f"gain: **{{glue:text}}`why-normalize.md::C1.1a__shown:s`** ({ledger.MACHINE_DEPENDENT_TAG})" in md
+    assert "ratio: **{glue:text}`why-normalize.md::C1.1b__shown:s`**." in md
+    assert md.count(f"({ledger.MACHINE_DEPENDENT_TAG})") == 1
+
+
+def _verify_calls_marked_machine_dependent(text: str) -> set[str]:
+    """The check IDs a chapter verifies with ``machine_dependent=True`` (a literal ID, the whole call read)."""
+    out = set()
+    for m in re.finditer(r'verify\(\s*"([^"]+)"', text):
+        i, depth = m.end(), 1
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        if re.search(r"machine_dependent\s*=\s*True", text[m.start():i]):
+            out.add(m.group(1))
+    return out
+
+
+def test_the_registry_marks_exactly_the_checks_the_chapters_verify_as_machine_dependent():
+    """The ledger's label comes from the registry; the chapters' verify calls are the truth."""
+    root = Path(__file__).resolve().parent.parent
+    in_chapters = set().union(*(_verify_calls_marked_machine_dependent(f.read_text(encoding="utf-8"))
+                                for f in (root / "book").rglob("*.md")))
+    _, checks = registry()
+    in_registry = {k for k, c in checks.items() if c.machine_dependent}
+    assert in_chapters, "no chapter verifies a machine-dependent check: the scan is broken"
+    assert in_chapters == in_registry, (sorted(in_chapters - in_registry), sorted(in_registry - in_chapters))
+
+
+def test_the_scan_reads_a_call_across_lines():
+    text = 'x = verify("C1.1a", f(a,\n  b), machine_dependent=True)\ny = verify("C1.1b", g(c))\n'
+    assert _verify_calls_marked_machine_dependent(text) == {"C1.1a"}
+
+
 # a headline number must be the quantity its label names: no z-score, standard-error ratio or
 # residual between two computations stands as the number a verdict rests on
 _NOT_A_QUANTITY = re.compile(r"\|z\||\bz-score|\bin SE\b|/ ?(SE|standard error)\b|worst \|", re.I)

@@ -25,8 +25,16 @@ _ON_AVX2 = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2
 def default_capability() -> str:
     """The kernel set PyTorch picks on this machine with no override ("AVX512", "AVX2", ...).
 
+    Returns
+    -------
+    str
+        ``torch.backends.cpu.get_cpu_capability()`` of a fresh interpreter, or "unknown".
+
+    Notes
+    -----
     Asked of a fresh interpreter with the three variables removed from its environment, so
     the answer is the machine's, also inside a process that already runs the other set.
+    Used by the kernel probes of the evidence pages of ``book/pre-vs-post.md`` and others.
     """
     env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARIABLES}
     proc = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
@@ -54,6 +62,11 @@ def alternative_kernels(capability: str | None = None) -> dict[str, str]:
     ------
     ValueError
         If ``NORMLIB_ALT_KERNELS`` holds an item that is not ``VAR=value``.
+
+    Notes
+    -----
+    Used by ``make determinism-kernels`` and by the kernel probes of the evidence pages of
+    ``book/pre-vs-post.md``, ``book/warmup-lr.md`` and ``book/real-transformer.md``.
     """
     override = os.environ.get("NORMLIB_ALT_KERNELS")
     if override:

@@ -31,6 +31,7 @@ __all__ = [
     "BY_TEXT",
     "Counts",
     "toc_chapters",
+    "chapters_file_text",
     "claim_label",
     "counts",
     "label_groups",
@@ -94,14 +95,18 @@ LABEL_COLORS = {
 _METHOD_BESIDE_VERDICT = ("not-reproducible-here",)
 
 
+CHAPTERS_FILE = "chapters.toml"  # packaged copy of the table of contents' chapters (written by python -m normlib.ledger)
+
+
 def toc_chapters(root=None) -> dict[str, str]:
     """The chapters of the book's table of contents, with the titles a reader sees.
 
     Parameters
     ----------
     root : str or pathlib.Path, optional
-        The repository's root directory (the one holding ``_toc.yml`` and ``book/``);
-        default: the directory above this package (normlib is installed in place).
+        A repository's root directory (the one holding ``_toc.yml`` and ``book/``): read its
+        table of contents. Default: the copy packaged with normlib (``normlib/chapters.toml``),
+        so that a downloaded notebook run next to the installed wheel alone finds the chapters.
 
     Returns
     -------
@@ -112,17 +117,31 @@ def toc_chapters(root=None) -> dict[str, str]:
     Raises
     ------
     ValueError
-        A chapter of the table of contents has no ``# `` heading.
+        A chapter of the table of contents has no ``# `` heading, or the packaged copy is
+        malformed.
 
     Notes
     -----
     Used by the landing page (``book/intro.md``) and the claims ledger (``book/ledger.md``).
+    ``python -m normlib.ledger`` rewrites the packaged copy from ``_toc.yml``, and a unit test
+    requires the two to agree.
     """
     from pathlib import Path
 
+    if root is None:
+        import tomllib
+
+        data = tomllib.loads((Path(__file__).resolve().parent / CHAPTERS_FILE).read_text(encoding="utf-8"))
+        rows = data.get("chapter")
+        if not isinstance(rows, list) or not rows or not all(
+                isinstance(r, dict) and set(r) == {"stem", "title"} and all(isinstance(v, str) and v for v in r.values())
+                for r in rows):
+            raise ValueError(f"toc_chapters: normlib/{CHAPTERS_FILE} must hold [[chapter]] tables with a stem and a title")
+        return {r["stem"]: r["title"] for r in rows}
+
     import yaml
 
-    root = Path(__file__).resolve().parent.parent if root is None else Path(root)
+    root = Path(root)
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     out: dict[str, str] = {}
     for part in toc.get("parts", []):
@@ -136,6 +155,33 @@ def toc_chapters(root=None) -> dict[str, str]:
                 raise ValueError(f"toc_chapters: book/{stem}.md has no '# ' heading")
             out[stem] = m.group(1).strip()
     return out
+
+
+def chapters_file_text(chapters: dict[str, str]) -> str:
+    """The packaged copy of :func:`toc_chapters` (TOML, one ``[[chapter]]`` table per chapter).
+
+    Parameters
+    ----------
+    chapters : dict of str to str
+        Chapter file stem to title, in reading order.
+
+    Returns
+    -------
+    str
+        The file's text.
+
+    Notes
+    -----
+    Written to ``normlib/chapters.toml`` by ``python -m normlib.ledger``; read by
+    :func:`toc_chapters` for the landing page (``book/intro.md``) and the ledger.
+    """
+    import json
+
+    lines = ["# The book's chapters in reading order (from _toc.yml): written by `python -m normlib.ledger`; do not edit", ""]
+    for stem, title in chapters.items():
+        lines += ["[[chapter]]", f"stem = {json.dumps(stem, ensure_ascii=False)}",
+                  f"title = {json.dumps(title, ensure_ascii=False)}", ""]
+    return "\n".join(lines)
 
 
 def claim_label(claim: Claim) -> str:
@@ -669,6 +715,10 @@ def rewrite_intro_table(root=None, *, write: bool = True) -> str:
                           "```{container} verdict-table\n" + table + "\n```\n", write)
 
 
-if __name__ == "__main__":  # python -m normlib.ledger: rewrite the ledger's rows and the landing page's table
+if __name__ == "__main__":  # python -m normlib.ledger: rewrite the ledger's rows, the landing page's table, the chapters' copy
+    from pathlib import Path as _Path
+
+    _root = _Path(__file__).resolve().parent.parent
+    (_root / "normlib" / CHAPTERS_FILE).write_text(chapters_file_text(toc_chapters(_root)), encoding="utf-8")
     rewrite_ledger_page()
     rewrite_intro_table()

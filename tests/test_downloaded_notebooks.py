@@ -37,10 +37,7 @@ ALL = os.environ.get("NORMLIB_ALL_DOWNLOADS") == "1"
 CI_BUDGET = 20
 # pages whose downloaded notebook is known not to run alone: page -> why (xfail, strict:
 # the entry must go when the page is fixed)
-KNOWN = {
-    "book/ledger": "normlib.ledger.toc_chapters reads _toc.yml and book/*.md next to normlib: not in the wheel",
-    "book/intro": "normlib.ledger.toc_chapters reads _toc.yml and book/*.md next to normlib: not in the wheel",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _pages() -> list[str]:

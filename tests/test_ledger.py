@@ -408,12 +408,31 @@ def test_toc_chapters_reads_the_book_in_order_without_the_appendix():
 
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     expected = [Path(e["file"]).name for p in toc["parts"] if p["caption"] != "Appendix" for e in p["chapters"]]
-    chapters = ledger.toc_chapters()
+    chapters = ledger.toc_chapters(ROOT)
     assert list(chapters) == expected
     assert chapters["why-normalize"] == "Why normalize"
     assert "ledger" not in chapters and "intro" not in chapters
     claims, _ = registry()
     assert {c.chapter for c in claims.values()} <= set(chapters)
+
+
+def test_the_packaged_chapters_copy_is_the_table_of_contents():
+    """normlib/chapters.toml (what a downloaded notebook reads) equals _toc.yml's chapters and titles."""
+    assert ledger.toc_chapters() == ledger.toc_chapters(ROOT), "run `make ledger` to rewrite normlib/chapters.toml"
+    text = (ROOT / "normlib" / ledger.CHAPTERS_FILE).read_text(encoding="utf-8")
+    assert text == ledger.chapters_file_text(ledger.toc_chapters(ROOT))
+
+
+def test_the_packaged_chapters_copy_round_trips_and_keeps_the_order(tmp_path, monkeypatch):
+    chapters = {"b-second": "Zweite: \"quoted\" 标题", "a-first": "First"}
+    f = tmp_path / ledger.CHAPTERS_FILE
+    f.write_text(ledger.chapters_file_text(chapters), encoding="utf-8")
+    monkeypatch.setattr(ledger, "__file__", str(tmp_path / "ledger.py"))
+    got = ledger.toc_chapters()
+    assert got == chapters and list(got) == list(chapters)
+    f.write_text("[[chapter]]\nstem = \"x\"\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="stem and a title"):
+        ledger.toc_chapters()
 
 
 def test_toc_chapters_refuses_a_chapter_without_a_heading(tmp_path):

@@ -17,7 +17,7 @@ export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help setup requirements book book-zh locale-update test chapter pages ledger pdf bench bench-build determinism determinism-kernels downloads-check clean
+.PHONY: help setup requirements book book-zh locale-update test chapter pages ledger pdf bench bench-build determinism determinism-kernels determinism-threads downloads-check clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes every chapter)"
@@ -29,7 +29,8 @@ help:
 	@echo "make locale-update   refresh locales/zh_CN catalogs from the English sources"
 	@echo "make pdf      each edition as one PDF (_build/pdf/book.pdf, book-zh.pdf; needs chromium, fonts-noto-cjk)"
 	@echo "make determinism   two cold builds must glue identical values (slow)"
-	@echo "make determinism-kernels   every chapter under default and AVX2 kernels (slow)"
+	@echo "make determinism-kernels   every executed page (lectures and evidence) under default and other kernels (slow)"
+	@echo "make determinism-threads   every executed page with one and with two threads (slow)"
 	@echo "make downloads-check   every downloaded notebook of the built site, alone in an empty folder with the wheel (slow; before a release)"
 	@echo "make bench    run the benchmark scripts (speed and memory figures)"
 	@echo "make bench-build   build-time figures: cold/warm book, make test, per chapter"
@@ -118,6 +119,10 @@ determinism: setup
 # all checks must pass under both, and a glued value that moves must be labelled
 determinism-kernels: setup
 	$(BIN)/python _ext/glued_values.py kernels
+
+# the same comparison between one thread and two (numpy's BLAS, OpenMP, MKL)
+determinism-threads: setup
+	$(BIN)/python _ext/glued_values.py kernels --threads
 
 clean:
 	rm -rf _build

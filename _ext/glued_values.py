@@ -221,11 +221,28 @@ def kernel_differences(a: dict, b: dict) -> list[str]:
     return bad
 
 
-def kernels(paths: list[Path]) -> int:
-    alt = alternative_kernels()
-    KERNEL_SETS = {"default": {}, "other": alt}
-    print(f"comparing this machine's default kernels ({_torch_capability()}) with: "
-          + " ".join(f"{k}={v}" for k, v in alt.items()), flush=True)
+#: the two thread counts compared by ``kernels --threads`` (numpy's BLAS, OpenMP and MKL; a chapter
+#: that sets torch's own count keeps it)
+THREAD_SETS = {name: {v: str(n) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+               for name, n in (("1 thread", 1), ("2 threads", 2))}
+
+
+def chapter_paths(root: Path = ROOT) -> list[Path]:
+    """Every executed page: the lectures, the landing page and appendix pages, and the evidence pages."""
+    pages = sorted(root.glob("book/*.md")) + sorted(root.glob("book/evidence/*.md"))
+    return [p for p in pages if "jupytext:" in p.read_text(encoding="utf-8")[:2000]]
+
+
+def kernels(paths: list[Path], threads: bool = False) -> int:
+    if threads:
+        KERNEL_SETS = dict(THREAD_SETS)
+        print("comparing one thread with two (this machine's default kernels)", flush=True)
+    else:
+        alt = alternative_kernels()
+        KERNEL_SETS = {"default": {}, "other": alt}
+        print(f"comparing this machine's default kernels ({_torch_capability()}) with: "
+              + " ".join(f"{k}={v}" for k, v in alt.items()), flush=True)
+    first, second = KERNEL_SETS
     failures = 0
     with tempfile.TemporaryDirectory(prefix="kernels-") as tmp:
         for md in paths:
@@ -240,9 +257,9 @@ def kernels(paths: list[Path]) -> int:
             if not all(ok for ok, _, _ in runs.values()):
                 continue
             glued = {n: glued_in_notebook(json.loads(outs[n].read_text(encoding="utf-8"))) for n in KERNEL_SETS}
-            bad = kernel_differences(glued["default"], glued["other"])
-            n_md = sum(g["machine_dependent"] for g in glued["default"].values())
-            print(f"{md.name}: {len(glued['default'])} glued values, {n_md} labelled machine-dependent, "
+            bad = kernel_differences(glued[first], glued[second])
+            n_md = sum(g["machine_dependent"] for g in glued[first].values())
+            print(f"{md.name}: {len(glued[first])} glued values, {n_md} labelled machine-dependent, "
                   f"{len(bad)} unlabelled value(s) differ by more than {REL_TOL:.1%}")
             for line in bad:
                 print("  DIFFERS:", line)
@@ -267,10 +284,9 @@ def main(argv: list[str]) -> int:
     if cmd == "determinism":
         return determinism()
     if cmd == "kernels":
-        paths = [Path(a).resolve() for a in args] or sorted(
-            p for p in (ROOT / "book").glob("*.md") if "jupytext:" in p.read_text(encoding="utf-8")[:2000]
-        )
-        return kernels(paths)
+        threads = "--threads" in args
+        paths = [Path(a).resolve() for a in args if a != "--threads"] or chapter_paths()
+        return kernels(paths, threads=threads)
     raise SystemExit(__doc__)
 
 

@@ -213,3 +213,27 @@ def test_the_alternative_kernels_change_torch_and_numpy_matrix_products():
     default, other = run({}), run(gv.alternative_kernels())
     assert default[0] != other[0], "PyTorch's matrix product is bitwise identical under the alternative kernels"
     assert default[1] != other[1], "numpy's matrix product is bitwise identical under the alternative kernels"
+
+
+def test_the_page_list_includes_the_evidence_pages():
+    """Mutant: only book/*.md is compared, so no evidence page (most of the checks) ever runs under other kernels."""
+    names = {p.relative_to(ROOT).as_posix() for p in gv.chapter_paths()}
+    assert "book/evidence/pre-vs-post.md" in names and "book/pre-vs-post.md" in names
+    assert not any(n.endswith(("bibliography.md", "glossary.md")) for n in names)  # not executed pages
+
+
+def test_kernels_threads_compares_one_thread_with_two(monkeypatch, tmp_path, capsys):
+    seen = []
+
+    def execute(md, env_extra, out):
+        seen.append(env_extra)
+        n = env_extra["OMP_NUM_THREADS"]
+        out.write_text(json.dumps(_nb("0.715" if n == "1" else "0.716", "1.0")), encoding="utf-8")
+        return True, 0.1, ""
+
+    monkeypatch.setattr(gv, "execute", execute)
+    md = tmp_path / "chapter.md"
+    md.write_text("# x\n", encoding="utf-8")
+    assert gv.kernels([md], threads=True) == 1  # a value that moves with the thread count fails
+    assert sorted(e["OPENBLAS_NUM_THREADS"] for e in seen) == ["1", "2"]
+    assert all(set(e) == {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"} for e in seen)

@@ -72,7 +72,7 @@ VERDICT_TABLE_TEXTS = VERDICT_TABLE_HEADS + (EXTENSION_ROW,) + tuple(LABEL_TEXT.
 #: What each method means (how the book knows).
 METHOD_TEXT = {
     "reproduced": "the article's own numbers, re-computed here",
-    "re-derived": "the article printed no number; the book computed the statement and checked it",
+    "re-derived": "the book computed the statement and checked it",
     "source-checked": "a statement about a paper or a model's code, read there",
     "not-reproducible-here": "needs data or hardware this book cannot have; judged by its source",
 }

@@ -30,6 +30,7 @@ from scipy import stats
 
 from normlib import claims
 from normlib._validate import check_int
+from normlib.resampling import wilson_interval
 from normlib.stack import simulate_stack
 
 WIDTH, DEPTH, EXACT_GROUPS, COND_GROUPS, P_MIN = 128, 256, 500, 4000, 1e-3
@@ -44,14 +45,6 @@ def group_log_ratios(method: str, groups: int, first_seed: int, *, width: int = 
                        seeds=range(first_seed, first_seed + 4 * groups))
     pg = r.per_seed_param_grad.reshape(groups, 4, depth).mean(axis=1)
     return np.log(pg[:, 0] / pg[:, -1]), time.process_time() - t0
-
-
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """95% Wilson score interval of a binomial proportion k/n."""
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def main(argv=None) -> int:
@@ -69,7 +62,7 @@ def main(argv=None) -> int:
     print(f"{'method':>12} {'share <= printed':>17} {'95% Wilson':>18} {'median':>8} {'q05':>8}")
     for name, v in (("exact", ex), ("conditional", co)):
         k = int(np.sum(v <= math.log(printed)))
-        lo, hi = wilson(k, v.size)
+        lo, hi = wilson_interval(k, v.size)
         print(f"{name:>12} {k:>6d} / {v.size:<6d}   [{lo:.4f}, {hi:.4f}] "
               f"{math.exp(np.median(v)):8.4f} {math.exp(np.quantile(v, 0.05)):8.4f}")
     print(f"printed value {printed}; Kolmogorov-Smirnov D = {ks.statistic:.4f}, p = {ks.pvalue:.4f}")

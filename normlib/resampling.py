@@ -10,11 +10,13 @@ of seeds and one multiset of images and applies them to every model.
 :func:`paired_bootstrap` does that for a table of correctness matrices (seeds × images)
 and any number of contrasts (error of one model minus error of another), and
 :class:`PairedBootstrap` gives percentile intervals, optionally corrected for a family of
-contrasts (Bonferroni), and averages of contrasts.
+contrasts (Bonferroni), and averages of contrasts. :func:`wilson_interval` is the score
+interval of one binomial proportion (a share of repeats, a failure rate).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import Mapping
@@ -23,7 +25,7 @@ import numpy as np
 
 from ._validate import check_int
 
-__all__ = ["PairedBootstrap", "paired_bootstrap", "two_way_se"]
+__all__ = ["PairedBootstrap", "paired_bootstrap", "two_way_se", "wilson_interval"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -261,3 +263,57 @@ def two_way_se(correct_a, correct_b) -> float:
     s2_seed = max(float(rows.var(ddof=1)) - s2_res / N, 0.0)
     s2_img = max(float(cols.var(ddof=1)) - s2_res / S, 0.0)
     return 100.0 * float(np.sqrt(s2_seed / S + s2_img / N + s2_res / (S * N)))
+
+
+def wilson_interval(k, n, *, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion ``k / n``.
+
+    Parameters
+    ----------
+    k : int
+        Number of successes, ``0 <= k <= n``.
+    n : int
+        Number of trials, at least 1.
+    level : float, keyword-only
+        Two-sided coverage, strictly between 0 and 1 (default 0.95).
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``, with ``0 <= low <= k/n <= high <= 1``.
+
+    Raises
+    ------
+    TypeError
+        ``k`` or ``n`` is not an integer (``bool`` included), or ``level`` is not a real number.
+    ValueError
+        ``n < 1``, ``k`` outside ``[0, n]``, or ``level`` outside ``(0, 1)``.
+
+    Notes
+    -----
+    With ``p = k/n`` and ``z`` the standard normal quantile at ``(1 + level)/2``, the interval
+    is ``(p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)``: the set of proportions that a
+    two-sided score test at that level does not reject. Unlike the normal-approximation
+    interval it stays inside [0, 1] and does not collapse to a point at ``k = 0`` or ``k = n``.
+    The chapter "Pre-Norm vs Post-Norm" (``book/pre-vs-post.md``) and the script
+    ``benchmarks/validate_stack_tail.py`` use it for the share of four-seed groups at or below
+    the article's printed ratio.
+    """
+    k, n = check_int(k, "k", minimum=0), check_int(n, "n")
+    if k > n:
+        raise ValueError(f"k must lie in [0, n] = [0, {n}]; got {k}")
+    if isinstance(level, bool) or not isinstance(level, numbers.Real):
+        raise TypeError(f"level must be a real number; got {type(level).__name__}")
+    level = float(level)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1; got {level}")
+    from scipy.special import ndtri
+
+    z = float(ndtri(0.5 + level / 2.0))
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    # exact at the ends: the bounds are 0 at k = 0 and 1 at k = n (rounding aside)
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high

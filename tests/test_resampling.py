@@ -131,3 +131,48 @@ def test_bad_input():
         bs.interval("e")
     with pytest.raises(ValueError, match="two seeds"):
         two_way_se(np.ones((1, 5), bool), np.ones((1, 5), bool))
+
+
+# --- the Wilson score interval ---------------------------------------------------------------
+
+from normlib.resampling import wilson_interval  # noqa: E402
+
+
+@pytest.mark.parametrize("k,n", [(0, 1), (0, 10), (1, 10), (5, 500), (16, 4000), (250, 500), (499, 500), (7, 7)])
+@pytest.mark.parametrize("level", [0.8, 0.95, 0.99])
+def test_wilson_interval_matches_scipy_and_inverts_the_score_test(k, n, level):
+    from scipy import stats
+
+    lo, hi = wilson_interval(k, n, level=level)
+    ref = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+    assert (lo, hi) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+    # each interior bound is where the two-sided score test just rejects: |p - p0| / sqrt(p0 (1 - p0) / n) = z
+    z = stats.norm.ppf(0.5 + level / 2)
+    for p0 in (lo, hi):
+        if 0.0 < p0 < 1.0:
+            assert abs(k / n - p0) / np.sqrt(p0 * (1 - p0) / n) == pytest.approx(z, rel=1e-9)
+
+
+def test_wilson_interval_closed_form_at_zero_successes():
+    # k = 0: the upper bound is z^2 / (n + z^2)
+    z = 1.959963984540054
+    assert wilson_interval(0, 500) == pytest.approx((0.0, z * z / (500 + z * z)), abs=1e-15)
+    assert wilson_interval(500, 500) == pytest.approx((1.0 - z * z / (500 + z * z), 1.0), abs=1e-15)
+
+
+def test_wilson_interval_narrows_with_n_and_widens_with_level():
+    w = lambda k, n, lv=0.95: np.subtract(*wilson_interval(k, n, level=lv)[::-1])  # noqa: E731
+    assert w(10, 100) > w(100, 1000) > w(1000, 10000)
+    assert w(10, 100, 0.8) < w(10, 100, 0.95) < w(10, 100, 0.99)
+
+
+@pytest.mark.parametrize("args,kw,exc", [
+    ((1.0, 10), {}, TypeError), ((1, 10.0), {}, TypeError), ((True, 10), {}, TypeError),
+    ((-1, 10), {}, ValueError), ((11, 10), {}, ValueError), ((0, 0), {}, ValueError),
+    ((1, 10), {"level": 1.0}, ValueError), ((1, 10), {"level": 0.0}, ValueError),
+    ((1, 10), {"level": float("nan")}, ValueError), ((1, 10), {"level": "0.95"}, TypeError),
+])
+def test_wilson_interval_refuses_bad_input(args, kw, exc):
+    with pytest.raises(exc):
+        wilson_interval(*args, **kw)

@@ -7,7 +7,8 @@ For each catalog it prints the numbers of translated, fuzzy, untranslated and ob
 messages. For every translated message it checks that the translation keeps the markup of
 the English unchanged:
 
-- every role with its target (``{ref}`text <target>``` may translate *text*, never
+- every role with its target, MyST's ``{ref}`...``` and the reST ``:func:`...``` of the
+  API reference's docstrings (``{ref}`text <target>``` may translate *text*, never
   *target*; a role without a title, such as a glue role ``{glue:text}`key:.3f```, a math
   role ``{gmath}`d = {{width:d}}``` or ``{doc}`rmsnorm```, is kept whole), so no glue key,
   formula, reference or citation is lost;
@@ -39,6 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LOCALES = ROOT / "locales"
 
 _ROLE = re.compile(r"\{([A-Za-z][\w:.-]*)\}`([^`]*)`")
+# a reST role of a docstring (the API reference: Sphinx autodoc), ``:func:`target``` or
+# ``:py:class:`title <target>```: kept with its name and target, or the link is lost
+_REST_ROLE = re.compile(r"(?<![\w`]):([A-Za-z][\w.-]*(?::[A-Za-z][\w.-]*)*):`([^`]+)`")
 _TITLED = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 _CODE = re.compile(r"(`+)(.+?)\1", re.S)
 _DMATH = re.compile(r"\$\$(.+?)\$\$", re.S)
@@ -73,6 +77,7 @@ def markup(text: str) -> Markup:
         return " "
 
     rest = _ROLE.sub(role, text)
+    rest = _REST_ROLE.sub(role, rest)
     rest = _CODE.sub(lambda x: m.code.update([x.group(2)]) or " ", rest)
     rest = _DMATH.sub(lambda x: m.math.update(["$$" + x.group(1)]) or " ", rest)
     rest = _MATH.sub(lambda x: m.math.update([x.group(1)]) or " ", rest)

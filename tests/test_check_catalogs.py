@@ -155,3 +155,19 @@ def test_a_link_target_is_kept():
     assert cc.check_message(msgid, "设置见[原文](https://example.org/article#norms)。") == []
     problems = cc.check_message(msgid, "设置见[原文](https://example.org/other)。")
     assert any("link target missing or altered" in p for p in problems), problems
+
+
+DOC_MSGID = "Calls :func:`layer_norm` and :py:class:`the result <~normlib.norms.NormResult>`; see ``eps``."
+
+
+@pytest.mark.parametrize("msgstr,ok", [
+    ("调用 :func:`layer_norm` 与 :py:class:`结果 <~normlib.norms.NormResult>`；见 ``eps``。", True),
+    ("调用 `layer_norm` 与 :py:class:`结果 <~normlib.norms.NormResult>`；见 ``eps``。", False),  # role name dropped
+    ("调用 :func:`layernorm` 与 :py:class:`结果 <~normlib.norms.NormResult>`；见 ``eps``。", False),  # target altered
+    ("调用 :func:`layer_norm` 与 :class:`结果 <~normlib.norms.NormResult>`；见 ``eps``。", False),  # another role
+    ("调用 :func:`layer_norm` 与 :py:class:`结果 <normlib.norms.NormResult>`；见 ``eps``。", False),  # the ~ lost
+])
+def test_a_docstrings_rest_roles_are_kept_with_their_names_and_targets(msgstr, ok):
+    # the API reference's docstrings use reST roles; a translation that drops one loses the link
+    # (Sphinx then warns, and the Chinese build fails under -W)
+    assert (cc.check_message(DOC_MSGID, msgstr) == []) is ok

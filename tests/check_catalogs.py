@@ -8,7 +8,9 @@ messages. For every translated message it checks that the translation keeps the 
 the English unchanged:
 
 - every role with its target, MyST's ``{ref}`...``` and the reST ``:func:`...``` of the
-  API reference's docstrings (``{ref}`text <target>``` may translate *text*, never
+  API reference's docstrings, which the translation writes as MyST roles (``{func}`...```:
+  Sphinx parses a translated message with the page's parser, MyST), and
+  (``{ref}`text <target>``` may translate *text*, never
   *target*; a role without a title, such as a glue role ``{glue:text}`key:.3f```, a math
   role ``{gmath}`d = {{width:d}}``` or ``{doc}`rmsnorm```, is kept whole), so no glue key,
   formula, reference or citation is lost;
@@ -95,6 +97,10 @@ def check_message(msgid: str, msgstr: str) -> list[str]:
     """Every way ``msgstr`` fails to keep the markup of ``msgid`` (empty: it keeps it)."""
     src, dst = markup(msgid), markup(msgstr)
     problems = list(dst.errors)
+    if _REST_ROLE.search(msgstr):
+        # Sphinx parses a translation with the page's parser (MyST for every page of this book),
+        # so a docstring's :func:`x` must be written {func}`x` in the translation, or the link is lost
+        problems.append("a reST role in the translation: write it as a MyST role, {func}`target`")
     for name in ("roles", "code", "math", "links", "targets"):
         a, b = getattr(src, name), getattr(dst, name)
         if a != b:

@@ -291,9 +291,10 @@ def check_table_md(check_ids, *, page: str) -> str:
     -------
     str
         A Markdown table (check, what is measured, the value, the window, why the window is
-        that wide, a value the window rejects); each value is a cross-document glue role
-        ``{glue:text}`/book/<page>.md::<id>__shown:s```, so the evidence page shows the number
-        the lecture checked, without running the computation again.
+        that wide, a value the window rejects); each value is a cross-document glue role of
+        the ``glue:text`` kind that names ``/book/<page>.md::<id>__shown`` with the format
+        ``s``, so the evidence page shows the number the lecture checked, without running the
+        computation again.
 
     Raises
     ------

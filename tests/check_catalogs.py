@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import unicodedata
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -93,10 +94,35 @@ def markup(text: str) -> Markup:
     return m
 
 
+def unclosed_strong(text: str) -> list[str]:
+    """The ``**`` delimiters of ``text`` that CommonMark cannot read as closing their bold span.
+
+    A closing ``**`` must be right-flanking: when a punctuation mark precedes it (a Chinese
+    "：" or "。" ends many bold labels), whitespace or punctuation must follow it. ``**标签：**正文``
+    breaks that rule and renders its asterisks literally; ``**标签**：正文`` does not. Delimiters
+    are paired in order (odd ones open, even ones close); inline code and math are skipped.
+    """
+    plain = re.sub(r"`[^`]*`|\$[^$]*\$", lambda m: " " * len(m.group(0)), text)
+    bad = []
+    for k, m in enumerate(re.finditer(r"\*\*", plain)):
+        if k % 2 == 0:
+            continue  # an opening delimiter
+        before = plain[m.start() - 1] if m.start() else " "
+        after = plain[m.end()] if m.end() < len(plain) else " "
+        if (unicodedata.category(before).startswith("P") and not after.isspace()
+                and not unicodedata.category(after).startswith("P")):
+            bad.append(plain[max(0, m.start() - 12):m.end() + 4])
+    return bad
+
+
 def check_message(msgid: str, msgstr: str) -> list[str]:
     """Every way ``msgstr`` fails to keep the markup of ``msgid`` (empty: it keeps it)."""
     src, dst = markup(msgid), markup(msgstr)
     problems = list(dst.errors)
+    closers = unclosed_strong(msgstr)
+    if closers:
+        problems.append(f"a closing ** after punctuation and before text renders literally (move the "
+                        f"punctuation after the **): {closers!r}")
     if _REST_ROLE.search(msgstr):
         # Sphinx parses a translation with the page's parser (MyST for every page of this book),
         # so a docstring's :func:`x` must be written {func}`x` in the translation, or the link is lost

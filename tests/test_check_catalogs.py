@@ -173,3 +173,20 @@ def test_a_docstrings_roles_are_kept_with_their_names_and_targets_as_myst_roles(
     # the API reference's docstrings use reST roles; a translation that drops one, or keeps it in
     # reST form (Sphinx parses translations with MyST), loses the link and warns under -W
     assert (cc.check_message(DOC_MSGID, msgstr) == []) is ok
+
+
+# ----------------------------------------------------------------------------- bold after punctuation
+def test_a_closing_bold_after_punctuation_and_before_text_is_caught():
+    """CommonMark renders ``**标签：**正文`` with literal asterisks (the closer is not right-flanking);
+    ``**标签**：正文``, a closer followed by a space, and an opener after punctuation are fine."""
+    from check_catalogs import check_message, unclosed_strong
+
+    assert unclosed_strong("**来源怎么说：**论文假设")
+    assert unclosed_strong("见 **正确。**这")
+    assert not unclosed_strong("**来源怎么说**：论文假设")
+    assert not unclosed_strong("**正确。** 这三个")
+    assert not unclosed_strong("注意：**粗体**之后")
+    assert not unclosed_strong("`a：**b` 与 $x：**y$")  # inside code and math
+    msgid = "**What the source says:** The paper"
+    assert any("closing **" in p for p in check_message(msgid, "**来源怎么说：**论文"))
+    assert not any("closing **" in p for p in check_message(msgid, "**来源怎么说**：论文"))

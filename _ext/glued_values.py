@@ -233,6 +233,21 @@ def chapter_paths(root: Path = ROOT) -> list[Path]:
     return [p for p in pages if "jupytext:" in p.read_text(encoding="utf-8")[:2000]]
 
 
+def page_label(md: Path, root: Path = ROOT) -> str:
+    """The page's path under the root (``book/evidence/x.md``), so that a lecture and its evidence page are told apart."""
+    try:
+        return Path(md).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return Path(md).as_posix()
+
+
+def moved_in_report(text: str) -> dict[str, list[str]]:
+    """The reader of a recorded ``kernels`` run: see ``normlib.kernels.moved_in_report``."""
+    from normlib.kernels import moved_in_report as read
+
+    return read(text)
+
+
 def kernels(paths: list[Path], threads: bool = False) -> int:
     if threads:
         KERNEL_SETS = dict(THREAD_SETS)
@@ -246,11 +261,11 @@ def kernels(paths: list[Path], threads: bool = False) -> int:
     failures = 0
     with tempfile.TemporaryDirectory(prefix="kernels-") as tmp:
         for md in paths:
-            outs = {name: Path(tmp) / f"{md.stem}.{name}.ipynb" for name in KERNEL_SETS}
+            outs = {name: Path(tmp) / f"{page_label(md).replace('/', '+')}.{name}.ipynb" for name in KERNEL_SETS}
             with ThreadPoolExecutor(len(KERNEL_SETS)) as pool:
                 runs = dict(zip(KERNEL_SETS, pool.map(lambda n: execute(md, KERNEL_SETS[n], outs[n]), KERNEL_SETS)))
             for name, (ok, secs, err) in runs.items():
-                print(f"{md.name} [{name}]: {'passed' if ok else 'FAILED'} in {secs:.0f} s", flush=True)
+                print(f"{page_label(md)} [{name}]: {'passed' if ok else 'FAILED'} in {secs:.0f} s", flush=True)
                 if not ok:
                     print(err)
                     failures += 1
@@ -259,7 +274,7 @@ def kernels(paths: list[Path], threads: bool = False) -> int:
             glued = {n: glued_in_notebook(json.loads(outs[n].read_text(encoding="utf-8"))) for n in KERNEL_SETS}
             bad = kernel_differences(glued[first], glued[second])
             n_md = sum(g["machine_dependent"] for g in glued[first].values())
-            print(f"{md.name}: {len(glued[first])} glued values, {n_md} labelled machine-dependent, "
+            print(f"{page_label(md)}: {len(glued[first])} glued values, {n_md} labelled machine-dependent, "
                   f"{len(bad)} unlabelled value(s) differ by more than {REL_TOL:.1%}")
             for line in bad:
                 print("  DIFFERS:", line)

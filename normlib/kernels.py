@@ -10,10 +10,11 @@ pages that re-run a probe under the other set.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
-__all__ = ["KERNEL_VARIABLES", "alternative_kernels", "default_capability"]
+__all__ = ["KERNEL_VARIABLES", "alternative_kernels", "default_capability", "moved_in_report"]
 
 #: the environment variables that choose the three libraries' kernels
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE")
@@ -78,3 +79,44 @@ def alternative_kernels(capability: str | None = None) -> dict[str, str]:
     if capability is None:
         capability = default_capability()
     return dict(_ON_AVX512 if capability.upper().startswith("AVX512") else _ON_AVX2)
+
+
+def moved_in_report(text: str) -> dict[str, list[str]]:
+    """The unlabelled glued values that a recorded cross-kernel run found moving, by page.
+
+    Parameters
+    ----------
+    text : str
+        The output of ``_ext/glued_values.py kernels`` (``make determinism-kernels``): for each
+        page a summary line ``book/x.md: N glued values, ...``, then its ``DIFFERS: key: ...`` lines.
+
+    Returns
+    -------
+    dict of str to list of str
+        ``{page: [glue keys]}``, every page with a summary line (an empty list if none moved).
+
+    Raises
+    ------
+    ValueError
+        If the text holds no page summary, or a ``DIFFERS`` line comes before any.
+
+    Notes
+    -----
+    ``tests/test_kernel_labels.py`` reads ``benchmarks/recorded/determinism-kernels.txt`` with
+    it: every value listed there must be glued with ``machine_dependent=True``. The evidence
+    page of ``book/warmup-lr.md`` (``book/evidence/warmup-lr.md``) reports the count.
+    """
+    moved: dict[str, list[str]] = {}
+    page = None
+    for line in text.splitlines():
+        m = re.match(r"^(\S+\.md): \d+ glued values, ", line)
+        if m:
+            page = m.group(1)
+            moved.setdefault(page, [])
+        elif line.strip().startswith("DIFFERS:"):
+            if page is None:
+                raise ValueError(f"a DIFFERS line before any page summary: {line!r}")
+            moved[page].append(line.split("DIFFERS:", 1)[1].split(":", 1)[0].strip())
+    if not moved:
+        raise ValueError("no page summary in the kernels report")
+    return moved

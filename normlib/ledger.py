@@ -67,7 +67,9 @@ VERDICT_TABLE_HEADS = ("verdict", "what it means", "claims", "decided by a sourc
 EXTENSION_ROW = "the book's own questions"
 #: Every English text of :func:`verdict_table` besides the IDs and counts: the translated
 #: editions translate them at build time (``_ext/i18n.py``, catalog ``_ui.po``).
-VERDICT_TABLE_TEXTS = VERDICT_TABLE_HEADS + (EXTENSION_ROW,) + tuple(LABEL_TEXT.values())
+#: The note beside an ID whose method is shown with its verdict (a claim judged by its source alone).
+NOT_REPRODUCIBLE_NOTE = "(not reproducible here)"
+VERDICT_TABLE_TEXTS = VERDICT_TABLE_HEADS + (EXTENSION_ROW, NOT_REPRODUCIBLE_NOTE) + tuple(LABEL_TEXT.values())
 
 #: What each method means (how the book knows).
 METHOD_TEXT = {
@@ -312,7 +314,7 @@ def verdict_table(claims: Iterable[Claim], link: Callable[[Claim], str] | None =
         for c in cs:
             text = link(c)
             if c.method in _METHOD_BESIDE_VERDICT:
-                text += " (not reproducible here)"
+                text += " " + NOT_REPRODUCIBLE_NOTE
             out.append(text)
         return ", ".join(out) or "—"
 

@@ -53,6 +53,9 @@ _MATH = re.compile(r"\$([^$]+?)\$", re.S)
 _LINK = re.compile(r"\]\(([^()\s]+)\)")
 _TARGET = re.compile(r"^\(([^()\s]+)\)=\s*$", re.M)
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?")
+#: an English month name lets its number stand in the translation (mainland usage writes 2024 年 7 月)
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _PLACEHOLDER = re.compile(r"\{\d+\}")  # a template's value in _phrases.po (_ext/glue_phrases.py)
 
@@ -140,6 +143,7 @@ def check_message(msgid: str, msgstr: str) -> list[str]:
     if Counter(_PLACEHOLDER.findall(msgid)) != Counter(_PLACEHOLDER.findall(msgstr)):
         problems.append("the placeholders {0}, {1}, ... of the English must each appear once")
     allowed = set(_DIGITS.findall(msgid))
+    allowed |= {str(k) for k, month in enumerate(_MONTHS, 1) if re.search(rf"\b{month}\b", msgid)}  # July -> 7 月
     new = [n for n in _NUMBER.findall(dst.plain) if n not in allowed]
     if new:
         problems.append(f"number(s) not in the English: {new}")

@@ -67,6 +67,14 @@ def test_numbers_of_the_english_and_names_are_allowed():
     assert cc.check_message("GPT-2 and float16 at step 3", "第 3 步时的 GPT-2 与 float16") == []
 
 
+def test_a_month_name_allows_its_number_and_no_other():
+    """Mainland usage writes 2024 年 7 月 for July 2024: the month's number, and only it, is allowed."""
+    assert cc.check_message("released in July 2024", "于 2024 年 7 月发布") == []
+    assert any("not in the English" in p for p in cc.check_message("released in July 2024", "于 2024 年 8 月发布"))
+    assert any("not in the English" in p for p in cc.check_message("released in 2024", "于 2024 年 7 月发布"))
+    assert any("not in the English" in p for p in cc.check_message("Julyan's run", "Julyan 的 7 次运行"))
+
+
 def test_fuzzy_and_untranslated_fail_a_page_declared_complete(tmp_path):
     failures, text = _run(_po(tmp_path, [(MSGID, GOOD, True)]))
     assert failures == 1 and "INCOMPLETE" in text

@@ -59,16 +59,7 @@ def deepnorm_constants(kind: str, *, N=None, M=None) -> tuple[float, float]:
     Returns
     -------
     alpha, beta : float
-        The constants of the case:
-
-        ==================  ==========================  ===========================
-        kind                alpha                       beta
-        ==================  ==========================  ===========================
-        encoder             (2N)^(1/4)                  (8N)^(-1/4)
-        decoder             (2M)^(1/4)                  (8M)^(-1/4)
-        encdec-encoder      0.81 (N^4 M)^(1/16)         0.87 (N^4 M)^(-1/16)
-        encdec-decoder      (3M)^(1/4)                  (12M)^(-1/4)
-        ==================  ==========================  ===========================
+        The constants of the case (the table under Notes).
 
     Raises
     ------
@@ -80,6 +71,15 @@ def deepnorm_constants(kind: str, *, N=None, M=None) -> tuple[float, float]:
 
     Notes
     -----
+    ==================  ==========================  ===========================
+    kind                alpha                       beta
+    ==================  ==========================  ===========================
+    encoder             (2N)^(1/4)                  (8N)^(-1/4)
+    decoder             (2M)^(1/4)                  (8M)^(-1/4)
+    encdec-encoder      0.81 (N^4 M)^(1/16)         0.87 (N^4 M)^(-1/16)
+    encdec-decoder      (3M)^(1/4)                  (12M)^(-1/4)
+    ==================  ==========================  ===========================
+
     DeepNorm computes :math:`x_{l+1} = \\mathrm{LN}(\\alpha x_l + G_l(x_l))` for every
     sublayer :math:`G_l` and multiplies the Xavier-initialized FFN, value and output
     projection weights by :math:`\\beta`. DeepNet's Theorem 4.2 bounds the model update

@@ -19,6 +19,8 @@ gv = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gv)
 
 REPORT = ROOT / "benchmarks" / "recorded" / "determinism-kernels.txt"
+THREADS = ROOT / "benchmarks" / "recorded" / "determinism-threads.txt"  # one thread against two
+REPORTS = (REPORT, THREADS)
 
 
 def _glue_calls(source: str, key: str) -> list[str]:
@@ -35,15 +37,24 @@ def _glue_calls(source: str, key: str) -> list[str]:
     return calls
 
 
-def test_the_recorded_report_names_pages_that_exist():
-    moved = gv.moved_in_report(REPORT.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("report", REPORTS, ids=lambda r: r.name)
+def test_the_recorded_report_names_pages_that_exist(report):
+    moved = gv.moved_in_report(report.read_text(encoding="utf-8"))
     assert "book/warmup-lr.md" in moved and "book/evidence/warmup-lr.md" in moved
     for page in moved:
         assert (ROOT / page).is_file(), page
 
 
-@pytest.mark.parametrize("page,key", [(p, k) for p, ks in gv.moved_in_report(REPORT.read_text(encoding="utf-8")).items()
-                                      for k in ks])
+def test_the_threads_run_covered_every_executed_page():
+    """The recorded one-thread/two-thread run names every page the book executes."""
+    moved = gv.moved_in_report(THREADS.read_text(encoding="utf-8"))
+    pages = {p.relative_to(ROOT).as_posix() for p in gv.chapter_paths(ROOT)}
+    assert pages <= set(moved), pages - set(moved)
+
+
+@pytest.mark.parametrize("page,key", sorted({(p, k) for r in REPORTS
+                                             for p, ks in gv.moved_in_report(r.read_text(encoding="utf-8")).items()
+                                             for k in ks}))
 def test_a_value_that_moved_with_the_kernels_is_glued_machine_dependent(page, key):
     calls = _glue_calls((ROOT / page).read_text(encoding="utf-8"), key)
     assert all("machine_dependent=True" in c for c in calls), (

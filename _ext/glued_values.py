@@ -241,13 +241,6 @@ def page_label(md: Path, root: Path = ROOT) -> str:
         return Path(md).as_posix()
 
 
-def moved_in_report(text: str) -> dict[str, list[str]]:
-    """The reader of a recorded ``kernels`` run: see ``normlib.kernels.moved_in_report``."""
-    from normlib.kernels import moved_in_report as read
-
-    return read(text)
-
-
 def kernels(paths: list[Path], threads: bool = False) -> int:
     if threads:
         KERNEL_SETS = dict(THREAD_SETS)

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import argparse
 import re
-import unicodedata
 import sys
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from normlib.kernels import moved_in_report
+
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("glued_values", ROOT / "_ext" / "glued_values.py")
 gv = importlib.util.module_from_spec(spec)
@@ -39,7 +41,7 @@ def _glue_calls(source: str, key: str) -> list[str]:
 
 @pytest.mark.parametrize("report", REPORTS, ids=lambda r: r.name)
 def test_the_recorded_report_names_pages_that_exist(report):
-    moved = gv.moved_in_report(report.read_text(encoding="utf-8"))
+    moved = moved_in_report(report.read_text(encoding="utf-8"))
     assert "book/warmup-lr.md" in moved and "book/evidence/warmup-lr.md" in moved
     for page in moved:
         assert (ROOT / page).is_file(), page
@@ -47,13 +49,13 @@ def test_the_recorded_report_names_pages_that_exist(report):
 
 def test_the_threads_run_covered_every_executed_page():
     """The recorded one-thread/two-thread run names every page the book executes."""
-    moved = gv.moved_in_report(THREADS.read_text(encoding="utf-8"))
+    moved = moved_in_report(THREADS.read_text(encoding="utf-8"))
     pages = {p.relative_to(ROOT).as_posix() for p in gv.chapter_paths(ROOT)}
     assert pages <= set(moved), pages - set(moved)
 
 
 @pytest.mark.parametrize("page,key", sorted({(p, k) for r in REPORTS
-                                             for p, ks in gv.moved_in_report(r.read_text(encoding="utf-8")).items()
+                                             for p, ks in moved_in_report(r.read_text(encoding="utf-8")).items()
                                              for k in ks}))
 def test_a_value_that_moved_with_the_kernels_is_glued_machine_dependent(page, key):
     calls = _glue_calls((ROOT / page).read_text(encoding="utf-8"), key)
@@ -71,13 +73,13 @@ def test_the_report_reader_attributes_each_moved_value_to_its_page():
             "  DIFFERS: y_two: 'a' vs 'b'\n"
             "  DIFFERS: z: 4 vs 5 (relative 0.2)\n"
             "book/b.md: 1 glued values, 0 labelled machine-dependent, 0 unlabelled value(s) differ\n")
-    assert gv.moved_in_report(text) == {"book/a.md": ["x_one"], "book/evidence/a.md": ["y_two", "z"], "book/b.md": []}
+    assert moved_in_report(text) == {"book/a.md": ["x_one"], "book/evidence/a.md": ["y_two", "z"], "book/b.md": []}
 
 
 @pytest.mark.parametrize("text", ["", "comparing ...\n", "  DIFFERS: x: 1 vs 2\nbook/a.md: 1 glued values, 0\n"])
 def test_the_report_reader_refuses_a_report_it_cannot_attribute(text):
     with pytest.raises(ValueError):
-        gv.moved_in_report(text)
+        moved_in_report(text)
 
 
 def test_a_glue_call_without_the_label_is_found_even_across_lines():

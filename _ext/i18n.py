@@ -20,6 +20,11 @@ does what a stock Sphinx translation of a MyST-NB book gets wrong:
 - **Glued wording.** A sentence a chapter glues (``glue_phrase``) is data, not prose: it
   is translated from ``_phrases.po`` (``_ext/glue_phrases.py``) once the glue is resolved, and
   a figure's alt text (set after the translation step) from ``_alt.po``.
+- **Check tables.** The evidence pages' tables of checks are cell outputs
+  (``normlib.book.check_table_md``, ``CheckTable``): their heads, windows and booleans are
+  translated from ``_ui.po`` and each check's *what* and *why* from ``_checks.po``
+  (extracted from ``normlib/claims.toml``), looked up through the row's check ID; the
+  numbers stay as the cell printed them.
 - **Figures in the edition's language.** A figure glued with ``normlib.plotting.glue_figure``
   is drawn twice from the same data, its texts translated from ``_figures.po`` the second
   time, and glued as ``key`` and ``key__<language>``; a translated build shows the second:
@@ -244,6 +249,151 @@ def _translate_generated(app, doctree, docname) -> None:
             raw.parent.replace(raw, nodes.raw("", new, format=raw.get("format", "html")))
 
 
+#: the column heads of ``normlib.book.check_table_md`` (the lectures' checks on an evidence page)
+#: and of ``normlib.book.CheckTable`` (checks run on the page), and CheckTable's pass mark: a
+#: translated edition recognizes the tables by them (tests/test_i18n_checks.py reads them back
+#: from normlib's output)
+CHECK_TABLE_HEADS = ("check", "what is measured", "value", "window", "why this window", "rejects")
+CHECK_RESULT_HEADS = ("check", "what", "measured", "reference", "tolerance", "")
+PASS_MARK = "✓ pass"
+#: the check tables' texts that ``_ui.po`` translates (with the column heads of both tables)
+CHECK_UI_STRINGS = ("must hold", "exact", "reads {0} at the printed precision", "in [{0}, {1}]",
+                    "True", "False")
+_TOL_READS = re.compile(r"reads (.+) at the printed precision")
+_TOL_IN = re.compile(r"in \[([^,\[\]]+), ([^,\[\]]+)\]")
+_WORDS = re.compile(r"[A-Za-z0-9]+")
+
+
+def translate_tolerance(text: str, ui: dict) -> str:
+    """A check's window (``normlib.claims.Check.tolerance``) in the edition's language.
+
+    ``must hold`` and ``exact`` are looked up whole; ``reads X at the printed precision`` and
+    ``in [lo, hi]`` through their templates, their values kept; ``atol``/``rtol`` (numpy's
+    names) stay as they are. Text that matches none is returned unchanged.
+    """
+    if text in ui:
+        return ui[text]
+    m = _TOL_READS.fullmatch(text)
+    if m and "reads {0} at the printed precision" in ui:
+        return ui["reads {0} at the printed precision"].replace("{0}", m.group(1))
+    m = _TOL_IN.fullmatch(text)
+    if m and "in [{0}, {1}]" in ui:
+        return ui["in [{0}, {1}]"].replace("{0}", m.group(1)).replace("{1}", m.group(2))
+    return text
+
+
+def _same_words(a: str, b: str) -> bool:
+    """The same text up to what Markdown and Sphinx change (quotes, dashes, escapes, emphasis)."""
+    return _WORDS.findall(a) == _WORDS.findall(b)
+
+
+def check_registry():
+    """The checks of ``normlib/claims.toml`` by ID (``normlib.claims.registry``)."""
+    from normlib.claims import registry
+
+    return registry()[1]
+
+
+def _set_text(entry, text: str) -> None:
+    """Replace a table cell's content with one paragraph of plain ``text``."""
+    entry.children = []
+    entry += nodes.paragraph("", "", nodes.Text(text))
+
+
+def translate_check_tables(doctree, ui: dict, texts: dict, checks) -> int:
+    """Translate the check tables of a page (``normlib.book.check_table_md`` and
+    ``CheckTable``, recognized by their column heads) in place; return the rows translated.
+
+    ``ui`` translates the heads, the window's words and True/False; ``texts`` (``_checks.po``)
+    a check's *what* and *why*, looked up through the row's check ID, and only where the
+    cell still holds that check's English (any other table is left alone). A text without
+    a translation stays English.
+    """
+    done = 0
+    for table in doctree.findall(nodes.table):
+        heads = [e.astext().strip() for e in table.findall(nodes.entry) if isinstance(e.parent.parent, nodes.thead)]
+        if tuple(heads) not in (CHECK_TABLE_HEADS, CHECK_RESULT_HEADS):
+            continue
+        full = tuple(heads) == CHECK_TABLE_HEADS
+        for entry in table.findall(nodes.entry):
+            if isinstance(entry.parent.parent, nodes.thead) and entry.astext().strip() in ui:
+                _set_text(entry, ui[entry.astext().strip()])
+        for body in table.findall(nodes.tbody):
+            for row in body.children:
+                cells = list(row.children)
+                check = checks.get(cells[0].astext().strip())
+                if check is None or len(cells) != len(heads):
+                    continue
+                if _same_words(cells[1].astext(), check.what) and check.what in texts:
+                    _set_text(cells[1], texts[check.what])
+                tol = cells[3 if full else 4]
+                if tol.astext().strip() == check.tolerance():
+                    _set_text(tol, translate_tolerance(check.tolerance(), ui))
+                if full:
+                    if _same_words(cells[4].astext(), check.why) and check.why in texts:
+                        _set_text(cells[4], texts[check.why])
+                    if cells[5].astext().strip() in ("True", "False") and cells[5].astext().strip() in ui:
+                        _set_text(cells[5], ui[cells[5].astext().strip()])
+                elif cells[5].astext().strip() == PASS_MARK and PASS_MARK in ui:
+                    _set_text(cells[5], ui[PASS_MARK])
+                done += 1
+    return done
+
+
+_CHECK_HTML_ROW = re.compile(
+    r"(<tr><td><code>)([^<]+)(</code></td><td>)([^<]*)(</td><td><b>)([^<]*)(</b></td><td>)([^<]*)"
+    r'(</td><td>)([^<]*)(</td><td class="pass">)([^<]*)(</td></tr>)')
+
+
+def translate_check_html(text: str, ui: dict, texts: dict, checks, holds: str | None = None) -> str:
+    """The raw HTML of a ``CheckTable`` (``normlib.book``) in the edition's language: heads
+    and pass marks from ``ui``, each row's *what* from ``texts`` through its check ID, its
+    window through :func:`translate_tolerance`, a boolean check's shown ``holds`` as
+    ``holds`` (the rendering of the glued wording). Rows it cannot attribute are left alone."""
+    import html as _html
+
+    def row(m):
+        check = checks.get(_html.unescape(m.group(2)))
+        if check is None:
+            return m.group(0)
+        parts = list(m.groups())
+        if _html.unescape(parts[3]) == check.what and check.what in texts:
+            parts[3] = _html.escape(texts[check.what])
+        if parts[5] == "holds" and holds:
+            parts[5] = _html.escape(holds)
+        if _html.unescape(parts[9]) == check.tolerance():
+            parts[9] = _html.escape(translate_tolerance(check.tolerance(), ui))
+        if parts[11] == PASS_MARK and PASS_MARK in ui:
+            parts[11] = _html.escape(ui[PASS_MARK])
+        return "".join(parts)
+
+    out = _CHECK_HTML_ROW.sub(row, text)
+    for h in CHECK_RESULT_HEADS:
+        if h and h in ui:
+            out = out.replace(f"<th>{h}</th>", f"<th>{_html.escape(ui[h])}</th>")
+    return out
+
+
+def _translate_checks(app, doctree, docname) -> None:
+    """The check tables of the evidence pages in the edition's language (``_checks.po``)."""
+    if not _is_translation(app):
+        return
+    ui = getattr(app, "env_ui", None) or {}
+    texts = getattr(app, "_normlib_checks", None)
+    if texts is None:
+        texts = app._normlib_checks = _catalog(app, "_checks.po")
+    phrases = getattr(app, "_normlib_phrases", None)
+    if phrases is None:
+        phrases = app._normlib_phrases = phrase_catalog(app)
+    checks = check_registry()
+    translate_check_tables(doctree, ui, texts, checks)
+    holds = phrases.translate("holds")
+    for raw in list(doctree.findall(nodes.raw)):
+        if 'class="claim-checks"' in raw.astext():
+            new = translate_check_html(raw.astext(), ui, texts, checks, holds=holds)
+            raw.parent.replace(raw, nodes.raw("", new, format=raw.get("format", "html")))
+
+
 def _chapter_titles(app) -> dict[str, str]:
     """English chapter title -> this edition's title (the page catalogs translate the titles)."""
     import sys
@@ -404,6 +554,7 @@ def setup(app):
     app.connect("doctree-read", _translate_toc_captions)
     app.connect("doctree-resolved", _translate_glued_wording)
     app.connect("doctree-resolved", _translate_generated)
+    app.connect("doctree-resolved", _translate_checks)
     # after sphinx-book-theme's header buttons (501) and the download menu (600)
     app.connect("html-page-context", _add_switcher, priority=700)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,7 +9,8 @@ gettext`` runs, called here through the same ``jupyter_book.sphinx.build_sphinx`
 its own doctree folder: the gettext builder's environment is incompatible with the HTML
 one) into ``_build/gettext/**.pot``, adds ``_ui.pot`` (the ``_toc.yml`` part captions, the
 book's title and the theme's hard-coded English strings) and ``_phrases.pot`` and ``_alt.pot``
-(the wordings the chapters glue and the figures' alt texts, ``_ext/glue_phrases.py``), and merges each template into
+(the wordings the chapters glue and the figures' alt texts, ``_ext/glue_phrases.py``), ``_checks.pot``
+(the checks' texts of the evidence pages' check tables, ``normlib/claims.toml``), and merges each template into
 ``locales/zh_CN/LC_MESSAGES/**.po`` (one catalog per page). A message whose English
 changed keeps its old translation, is marked fuzzy and records the previous English
 (``#| msgid``), so the translator sees what changed; a message that disappeared is kept
@@ -84,7 +85,27 @@ def ui_messages() -> list[tuple[str, str]]:
 
     out += [(s, "the landing page's verdict table (written by normlib.ledger.verdict_table)")
             for s in VERDICT_TABLE_TEXTS]
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from i18n import CHECK_RESULT_HEADS, CHECK_TABLE_HEADS, CHECK_UI_STRINGS, PASS_MARK
+
+    check_ui = [h for h in dict.fromkeys(CHECK_TABLE_HEADS + CHECK_RESULT_HEADS) if h]
+    out += [(s, "a column head of the evidence pages' check tables (normlib.book)") for s in check_ui]
+    out += [(s, "the evidence pages' check tables: a window ({0}, {1}: its values), a boolean, the pass mark")
+            for s in (*CHECK_UI_STRINGS, PASS_MARK)]
     return out
+
+
+def check_messages() -> list[tuple[str, str]]:
+    """(msgid, comment) of the checks' texts in the evidence pages' check tables: each
+    check's *what* and *why* (``normlib/claims.toml``), translated from ``_checks.po``."""
+    sys.path.insert(0, str(ROOT))
+    from normlib.claims import registry
+
+    out: dict[str, list[str]] = {}
+    for cid, k in registry()[1].items():
+        out.setdefault(k.what, []).append(f"check {cid}: what is measured")
+        out.setdefault(k.why, []).append(f"check {cid}: why this window")
+    return [(msgid, "; ".join(where)) for msgid, where in out.items()]
 
 
 def _phrases_module():
@@ -185,6 +206,7 @@ def update(partial: bool = False) -> int:
     write_ui_template(out / "_phrases.pot", phrase_messages())
     write_ui_template(out / "_alt.pot", _phrases_module().alt_messages(_toc_documents()))
     write_ui_template(out / "_figures.pot", figure_messages())
+    write_ui_template(out / "_checks.pot", check_messages())
     pots = sorted(out.rglob("*.pot"))
     for language in LANGUAGES:
         target = LOCALES / language / "LC_MESSAGES"

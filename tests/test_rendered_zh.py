@@ -187,3 +187,31 @@ def test_the_chinese_search_index_holds_chinese_words():
     text = (ZH / "searchindex.js").read_text(encoding="utf-8")
     index = json.loads(text[text.index("(") + 1:text.rindex(")")])
     assert {"雅可比矩阵", "归一化"} <= set(index["terms"])
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("book/evidence/")])
+def test_the_check_tables_are_chinese(page):
+    """The evidence pages' check tables (generated, so outside Sphinx's translation step) are
+    translated by ``_ext/i18n.py``: no English column head is left, and every check's *what*
+    (and, in the lectures' tables, *why*) is Chinese."""
+    spec = importlib.util.spec_from_file_location("i18n", ROOT / "_ext" / "i18n.py")
+    i18n = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(i18n)
+    CHECK_TABLE_HEADS, CHECK_RESULT_HEADS = i18n.CHECK_TABLE_HEADS, i18n.CHECK_RESULT_HEADS
+    english = {h for h in CHECK_TABLE_HEADS + CHECK_RESULT_HEADS if h}
+    soup = _soup(ZH / f"{page}.html")
+    tables, left = 0, []
+    for table in soup.select("article table"):
+        heads = [th.get_text(" ", strip=True) for th in table.select("th")]
+        if not heads or heads[0] not in ("check", "检验"):
+            continue
+        tables += 1
+        left += [f"head {h!r}" for h in heads if h in english]
+        text_cols = (1, 4) if len(heads) == len(CHECK_TABLE_HEADS) and heads[-1] != "" else (1,)
+        for tr in table.select("tr"):
+            tds = tr.find_all("td")
+            for i in text_cols:
+                if len(tds) > i and re.search("[A-Za-z]{3}", tds[i].get_text()) and not CJK.search(tds[i].get_text()):
+                    left.append(tds[i].get_text(" ", strip=True)[:60])
+    assert tables, f"{page}: no check table found"
+    assert not left, f"{page}: English left in the check tables: {left[:6]}"

@@ -24,7 +24,8 @@ does what a stock Sphinx translation of a MyST-NB book gets wrong:
   (``normlib.book.check_table_md``, ``CheckTable``): their heads, windows and booleans are
   translated from ``_ui.po`` and each check's *what* and *why* from ``_checks.po``
   (extracted from ``normlib/claims.toml``), looked up through the row's check ID; the
-  numbers stay as the cell printed them.
+  numbers stay as the cell printed them. The other tables a cell prints are translated
+  from ``_tables.po`` (their texts, extracted from the built English pages).
 - **Figures in the edition's language.** A figure glued with ``normlib.plotting.glue_figure``
   is drawn twice from the same data, its texts translated from ``_figures.po`` the second
   time, and glued as ``key`` and ``key__<language>``; a translated build shows the second:
@@ -374,6 +375,71 @@ def translate_check_html(text: str, ui: dict, texts: dict, checks, holds: str | 
     return out
 
 
+def _in_cell_output(node) -> bool:
+    """Inside a cell's output or a glued output (MyST-NB: containers ``cell_output`` / ``output``)."""
+    return any({"cell_output", "output"} & set(a.get("classes", [])) for a in _ancestors(node)
+               if isinstance(a, nodes.Element))
+
+
+def translate_output_tables(doctree, phrases) -> int:
+    """Translate the text of the tables a cell printed (Markdown tables in ``.cell_output``;
+    check tables excepted) through ``phrases`` (``_tables.po`` as ``glue_phrases.Phrases``:
+    a recorded text with numbers also matches the same text with other numbers, which the
+    translation takes over). Math, code and untranslated texts are left as they are; return
+    the number of texts replaced."""
+    done = 0
+    for table in doctree.findall(nodes.table):
+        if not _in_cell_output(table):
+            continue
+        heads = [e.astext().strip() for e in table.findall(nodes.entry) if isinstance(e.parent.parent, nodes.thead)]
+        if heads[:1] == ["check"]:
+            continue
+        for t in list(table.findall(nodes.Text)):
+            if isinstance(t.parent, (nodes.math, nodes.literal, nodes.math_block, nodes.literal_block)):
+                continue
+            text = t.astext()
+            core = text.strip()
+            new = phrases.translate(core) if core else None
+            if new is not None and new != core:
+                t.parent.replace(t, nodes.Text(text.replace(core, new)))
+                done += 1
+    return done
+
+
+_HTML_CELL_TEXT = re.compile(r"(<t[hd][^>]*>)([^<]*[A-Za-z][^<]*)(</t[hd]>)")
+
+
+def translate_output_table_html(text: str, phrases) -> str:
+    """A raw HTML table a cell printed, its cells' texts translated through ``phrases``
+    (unescaped for the lookup, escaped again)."""
+    import html as _html
+
+    def cell(m):
+        core = _html.unescape(m.group(2).strip())
+        new = phrases.translate(core)
+        if new is None or new == core:
+            return m.group(0)
+        return m.group(1) + m.group(2).replace(m.group(2).strip(), _html.escape(new, quote=False)) + m.group(3)
+
+    return _HTML_CELL_TEXT.sub(cell, text)
+
+
+def _translate_output_tables(app, doctree, docname) -> None:
+    """The tables the chapters' cells print, in the edition's language (``_tables.po``)."""
+    if not _is_translation(app):
+        return
+    import glue_phrases
+
+    phrases = getattr(app, "_normlib_tables", None)
+    if phrases is None:
+        phrases = app._normlib_tables = glue_phrases.Phrases.from_catalog(_catalog(app, "_tables.po"))
+    translate_output_tables(doctree, phrases)
+    for raw in list(doctree.findall(nodes.raw)):
+        if "<table" in raw.astext() and _in_cell_output(raw):
+            new = translate_output_table_html(raw.astext(), phrases)
+            raw.parent.replace(raw, nodes.raw("", new, format=raw.get("format", "html")))
+
+
 def _translate_checks(app, doctree, docname) -> None:
     """The check tables of the evidence pages in the edition's language (``_checks.po``)."""
     if not _is_translation(app):
@@ -554,6 +620,7 @@ def setup(app):
     app.connect("doctree-read", _translate_toc_captions)
     app.connect("doctree-resolved", _translate_glued_wording)
     app.connect("doctree-resolved", _translate_generated)
+    app.connect("doctree-resolved", _translate_output_tables)  # before the check tables' heads turn Chinese
     app.connect("doctree-resolved", _translate_checks)
     # after sphinx-book-theme's header buttons (501) and the download menu (600)
     app.connect("html-page-context", _add_switcher, priority=700)

@@ -10,7 +10,8 @@ its own doctree folder: the gettext builder's environment is incompatible with t
 one) into ``_build/gettext/**.pot``, adds ``_ui.pot`` (the ``_toc.yml`` part captions, the
 book's title and the theme's hard-coded English strings) and ``_phrases.pot`` and ``_alt.pot``
 (the wordings the chapters glue and the figures' alt texts, ``_ext/glue_phrases.py``), ``_checks.pot``
-(the checks' texts of the evidence pages' check tables, ``normlib/claims.toml``), and merges each template into
+(the checks' texts of the evidence pages' check tables, ``normlib/claims.toml``), ``_tables.pot``
+(the texts of the other tables cells print, read from the built English pages), and merges each template into
 ``locales/zh_CN/LC_MESSAGES/**.po`` (one catalog per page). A message whose English
 changed keeps its old translation, is marked fuzzy and records the previous English
 (``#| msgid``), so the translator sees what changed; a message that disappeared is kept
@@ -93,6 +94,12 @@ def ui_messages() -> list[tuple[str, str]]:
     out += [(s, "the evidence pages' check tables: a window ({0}, {1}: its values), a boolean, the pass mark")
             for s in (*CHECK_UI_STRINGS, PASS_MARK)]
     return out
+
+
+def table_messages() -> list[tuple[str, str]]:
+    """(msgid, comment) of the texts of the tables the chapters' cells print, read from the
+    built English pages (``_build/html``: ``make book`` first), translated from ``_tables.po``."""
+    return _phrases_module().table_messages(BUILD / "html", _toc_documents(), ROOT)
 
 
 def check_messages() -> list[tuple[str, str]]:
@@ -207,6 +214,7 @@ def update(partial: bool = False) -> int:
     write_ui_template(out / "_alt.pot", _phrases_module().alt_messages(_toc_documents()))
     write_ui_template(out / "_figures.pot", figure_messages())
     write_ui_template(out / "_checks.pot", check_messages())
+    write_ui_template(out / "_tables.pot", table_messages())
     pots = sorted(out.rglob("*.pot"))
     for language in LANGUAGES:
         target = LOCALES / language / "LC_MESSAGES"

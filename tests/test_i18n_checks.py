@@ -59,7 +59,7 @@ def _doctree(md: str):
     from myst_parser.parsers.docutils_ import Parser
 
     return publish_doctree(md, parser=Parser(), settings_overrides={
-        "smart_quotes": True, "report_level": 5, "halt_level": 5, "myst_enable_extensions": []})
+        "smart_quotes": True, "report_level": 5, "halt_level": 5, "myst_enable_extensions": ["dollarmath"]})
 
 
 def _table_md(heads, rows):
@@ -171,3 +171,62 @@ def test_every_checks_text_has_a_chinese_translation():
         ui = {m.id for m in read_po(f) if m.id and m.string and not m.fuzzy}
     words = {h for h in CHECK_TABLE_HEADS + CHECK_RESULT_HEADS if h} | set(i18n.CHECK_UI_STRINGS) | {PASS_MARK}
     assert words <= ui, sorted(words - ui)
+
+
+# ----------------------------------------------------------------------------- other output tables
+
+_gp_spec = importlib.util.spec_from_file_location("glue_phrases", ROOT / "_ext" / "glue_phrases.py")
+glue_phrases = sys.modules.get("glue_phrases") or importlib.util.module_from_spec(_gp_spec)
+if "glue_phrases" not in sys.modules:
+    sys.modules["glue_phrases"] = glue_phrases
+    _gp_spec.loader.exec_module(glue_phrases)
+
+TABLES = glue_phrases.Phrases.from_catalog({"seeds that blow up": "发生爆炸的种子", "0 of 8": "8 个中的 0 个",
+                                            "smallest overflowing /": "最小溢出值 /", "a & b": "甲 & 乙"})
+
+
+def _output(md: str, classes=("cell_output",)):
+    tree = _doctree(md)
+    table = next(tree.findall(nodes.table))
+    box = nodes.container(classes=list(classes))
+    table.replace_self(box)
+    box += table
+    return tree
+
+
+def test_a_printed_table_is_translated_with_its_numbers_taken_over():
+    """Mutants: a recorded text with numbers matched only exactly (2 of 8 stays English);
+    the math of a cell translated; a table outside any output touched; a check table taken."""
+    md = _table_md(("seeds that blow up", "ratio"), [["2 of 8", "smallest overflowing / $T$"]])
+    tree = _output(md)
+    assert i18n.translate_output_tables(tree, TABLES) == 3
+    heads, body = _cells(tree)
+    assert heads == ["发生爆炸的种子", "ratio"]
+    assert body[0][0] == "8 个中的 2 个"
+    assert body[0][1].startswith("最小溢出值 /") and next(tree.findall(nodes.math)).astext() == "T"
+    prose = _doctree(md)  # the same table in the page's own text: Sphinx's catalogs translate it
+    assert i18n.translate_output_tables(prose, TABLES) == 0
+    glued = _output(md, classes=("output", "text_markdown"))  # a glued output
+    assert i18n.translate_output_tables(glued, TABLES) == 3
+    checks = _output(_table_md(("check", "seeds that blow up"), [["`X1a`", "0 of 8"]]))
+    assert i18n.translate_output_tables(checks, TABLES) == 0
+
+
+def test_a_printed_html_table_is_translated_and_escaped():
+    """Mutants: the cell compared still escaped (a &amp; b is never found); the translation
+    not escaped (a bare & in the page)."""
+    out = i18n.translate_output_table_html("<table><tr><th>a &amp; b</th><td>5 of 8</td><td>other</td></tr></table>", TABLES)
+    assert out == "<table><tr><th>甲 &amp; 乙</th><td>8 个中的 5 个</td><td>other</td></tr></table>"
+
+
+def test_the_table_texts_are_read_from_the_english_page():
+    """Mutants: math or code read as text; the check tables included (they are _checks.po's);
+    a glued output's table missed."""
+    page = """<article>
+    <div class="cell_output"><table><thead><tr><th>check</th><th>what</th></tr></thead>
+      <tbody><tr><td>X</td><td>checked words</td></tr></tbody></table>
+    <table><thead><tr><th>seeds that <span class="math notranslate">\\(T\\)</span> blow up</th></tr></thead>
+      <tbody><tr><td><code>code here</code> 0 of 8</td><td>12</td></tr></tbody></table></div>
+    <div class="output text_html"><table><tr><th>glued head</th></tr></table></div>
+    <table><tr><td>prose table</td></tr></table></article>"""
+    assert glue_phrases.table_texts(page) == ["seeds that", "blow up", "0 of 8", "glued head"]

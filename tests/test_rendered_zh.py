@@ -215,3 +215,18 @@ def test_the_check_tables_are_chinese(page):
                     left.append(tds[i].get_text(" ", strip=True)[:60])
     assert tables, f"{page}: no check table found"
     assert not left, f"{page}: English left in the check tables: {left[:6]}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_printed_tables_are_chinese(page):
+    """No text of a table a cell printed is left in English where ``_tables.po`` has its
+    Chinese (``_ext/i18n.py`` translates those tables after the build's translation step)."""
+    _phrases()  # loads _ext/glue_phrases.py as the module glue_phrases
+    module = sys.modules["glue_phrases"]
+    from babel.messages.pofile import read_po
+
+    with (ROOT / "locales" / "zh_CN" / "LC_MESSAGES" / "_tables.po").open("rb") as f:
+        tables = module.Phrases.from_catalog({m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy})
+    texts = module.table_texts((ZH / f"{page}.html").read_text(encoding="utf-8"))
+    left = [t for t in texts if tables.translate(t) not in (None, t)]
+    assert not left, f"{page}: printed tables' texts left in English: {left[:6]}"

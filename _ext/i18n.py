@@ -30,6 +30,8 @@ does what a stock Sphinx translation of a MyST-NB book gets wrong:
   is drawn twice from the same data, its texts translated from ``_figures.po`` the second
   time, and glued as ``key`` and ``key__<language>``; a translated build shows the second:
   its ``{glue:figure} key`` directives are pointed at it when the source is read.
+- **Citations.** A translated edition cites with its own joiners (``Liu 等人 [2020]``), a
+  sphinxcontrib-bibtex referencing style registered here (``REFERENCE_STYLES``).
 - **Language switcher.** Every page links to the same page of the other edition, with
   ``<link rel="alternate" hreflang=...>`` in the head and a header button. The English
   edition links to the Chinese one only when ``i18n_alternates`` lists it (``_config.yml``
@@ -603,6 +605,34 @@ def _override_catalogs(app) -> None:
             locale.translators[("general", name)] = ours
 
 
+#: the author-year citation style of a translated edition (``bibtex_reference_style``)
+REFERENCE_STYLES = {"zh_CN": "author_year_zh"}
+
+
+def zh_reference_style():
+    """sphinxcontrib-bibtex's author-year style with Chinese joiners: Liu 等人 [2020],
+    Nguyen 与 Salazar [2019] (the English edition's "et al." and "and")."""
+    from dataclasses import dataclass, field
+
+    from pybtex.richtext import Text
+    from sphinxcontrib.bibtex.style.referencing import PersonStyle
+    from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+
+    @dataclass
+    class AuthorYearZh(AuthorYearReferenceStyle):
+        person: PersonStyle = field(default_factory=lambda: PersonStyle(
+            sep="、", sep2=" 与 ", last_sep=" 与 ", other=Text(" 等人")))
+
+    return AuthorYearZh
+
+
+def _register_reference_styles() -> None:
+    import sphinxcontrib.bibtex.plugin as plugin
+
+    plugin.register_plugin("sphinxcontrib.bibtex.style.referencing", REFERENCE_STYLES["zh_CN"],
+                           zh_reference_style(), force=True)
+
+
 def _on_builder_inited(app) -> None:
     if _is_translation(app):
         _patch_publish_msgstr(app)
@@ -611,6 +641,7 @@ def _on_builder_inited(app) -> None:
 
 
 def setup(app):
+    _register_reference_styles()
     app.add_config_value("i18n_alternates", [], "html")
     app.add_transform(UntranslatableOutputs)
     app.connect("config-inited", _translate_config)

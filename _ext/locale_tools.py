@@ -313,6 +313,7 @@ def build_zh(partial: bool = False, builder: str = "html") -> int:
         "gettext_compact": False,
         "nb_execution_cache_path": str(CACHE),
         "nitpicky": True,
+        "bibtex_reference_style": "author_year_zh",  # _ext/i18n.py: Liu 等人 [2020]
         "html_search_options": {"dict": str(search_dictionary(BUILD / "jieba-glossary.txt"))},
         **extra,
     }, warningiserror=strict)

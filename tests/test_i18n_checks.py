@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 _spec = importlib.util.spec_from_file_location("i18n", ROOT / "_ext" / "i18n.py")
 i18n = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("i18n", i18n)  # dataclasses defined in it look their module up
 _spec.loader.exec_module(i18n)
 _lt_spec = importlib.util.spec_from_file_location("locale_tools", ROOT / "_ext" / "locale_tools.py")
 locale_tools = importlib.util.module_from_spec(_lt_spec)
@@ -230,3 +231,27 @@ def test_the_table_texts_are_read_from_the_english_page():
     <div class="output text_html"><table><tr><th>glued head</th></tr></table></div>
     <table><tr><td>prose table</td></tr></table></article>"""
     assert glue_phrases.table_texts(page) == ["seeds that", "blow up", "0 of 8", "glued head"]
+
+
+# ----------------------------------------------------------------------------- citations
+
+
+@pytest.mark.parametrize("authors, expected", [
+    (["Liu, Liyuan", "Liu, Xiaodong", "Gao, Jianfeng"], "Liu 等人"),
+    (["Nguyen, Toan", "Salazar, Julian"], "Nguyen 与 Salazar"),
+    (["Dehghani, Mostafa"], "Dehghani"),
+])
+def test_the_chinese_edition_cites_with_chinese_joiners(authors, expected):
+    """Mutants: the style's et al. or "and" left English; the style registered under another
+    name than the one the Chinese build asks for (sphinxcontrib-bibtex would fail or fall back)."""
+    from pybtex.database import Entry, Person
+
+    style = i18n.zh_reference_style()()
+    entry = Entry("article", persons={"author": [Person(a) for a in authors]}, fields={"year": "2020", "title": "t"})
+    names = style.person.names("author", full=False)
+    assert names.format_data({"entry": entry, "style": style}).render_as("text") == expected
+    i18n._register_reference_styles()
+    from sphinxcontrib.bibtex.plugin import find_plugin
+
+    assert find_plugin("sphinxcontrib.bibtex.style.referencing", i18n.REFERENCE_STYLES["zh_CN"]) is not None
+    assert f'"bibtex_reference_style": "{i18n.REFERENCE_STYLES["zh_CN"]}"' in (ROOT / "_ext" / "locale_tools.py").read_text()

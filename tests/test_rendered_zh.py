@@ -230,3 +230,12 @@ def test_the_printed_tables_are_chinese(page):
     texts = module.table_texts((ZH / f"{page}.html").read_text(encoding="utf-8"))
     left = [t for t in texts if tables.translate(t) not in (None, t)]
     assert not left, f"{page}: printed tables' texts left in English: {left[:6]}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_citations_use_chinese_joiners(page):
+    """In-text citations read Liu 等人 [2020], not Liu et al. [2020] (``_ext/i18n.py``)."""
+    soup = _soup(ZH / f"{page}.html")
+    left = [c.get_text(" ", strip=True)[:60] for c in soup.select("article .bibtex-citation")
+            if re.search(r"\bet al\b|\band\b", c.get_text(" "))]
+    assert not left, f"{page}: English joiners in citations: {left[:5]}"

@@ -378,8 +378,9 @@ def translate_check_html(text: str, ui: dict, texts: dict, checks, holds: str | 
 
 
 def _in_cell_output(node) -> bool:
-    """Inside a cell's output or a glued output (MyST-NB: containers ``cell_output`` / ``output``)."""
-    return any({"cell_output", "output"} & set(a.get("classes", [])) for a in _ancestors(node)
+    """Inside a cell's output or a glued output, or one itself (MyST-NB: containers
+    ``cell_output`` / ``output``; a glued HTML output is a raw node of class ``output``)."""
+    return any({"cell_output", "output"} & set(a.get("classes", [])) for a in (node, *_ancestors(node))
                if isinstance(a, nodes.Element))
 
 
@@ -439,7 +440,7 @@ def _translate_output_tables(app, doctree, docname) -> None:
     for raw in list(doctree.findall(nodes.raw)):
         if "<table" in raw.astext() and _in_cell_output(raw):
             new = translate_output_table_html(raw.astext(), phrases)
-            raw.parent.replace(raw, nodes.raw("", new, format=raw.get("format", "html")))
+            raw.parent.replace(raw, nodes.raw("", new, format=raw.get("format", "html"), classes=raw.get("classes", [])))
 
 
 def _translate_checks(app, doctree, docname) -> None:
@@ -459,7 +460,7 @@ def _translate_checks(app, doctree, docname) -> None:
     for raw in list(doctree.findall(nodes.raw)):
         if 'class="claim-checks"' in raw.astext():
             new = translate_check_html(raw.astext(), ui, texts, checks, holds=holds)
-            raw.parent.replace(raw, nodes.raw("", new, format=raw.get("format", "html")))
+            raw.parent.replace(raw, nodes.raw("", new, format=raw.get("format", "html"), classes=raw.get("classes", [])))
 
 
 def _chapter_titles(app) -> dict[str, str]:

@@ -220,6 +220,17 @@ def test_a_printed_html_table_is_translated_and_escaped():
     assert out == "<table><tr><th>甲 &amp; 乙</th><td>8 个中的 5 个</td><td>other</td></tr></table>"
 
 
+def test_a_glued_html_table_is_found_as_an_output():
+    """MyST-NB pastes a glued HTML output as a raw node that itself carries the class
+    ``output`` (no container around it). Mutant: only the ancestors looked at."""
+    raw = nodes.raw("", "<table><tr><th>seeds that blow up</th></tr></table>", format="html",
+                    classes=["output", "text_html"])
+    section = nodes.section()
+    section += raw
+    assert i18n._in_cell_output(raw)
+    assert not i18n._in_cell_output(nodes.raw("", "<table></table>", format="html"))
+
+
 def test_the_table_texts_are_read_from_the_english_page():
     """Mutants: math or code read as text; the check tables included (they are _checks.po's);
     a glued output's table missed."""

@@ -240,34 +240,40 @@ _LETTERS = re.compile(r"[A-Za-z]{2,}")
 
 
 def table_texts(html_text: str) -> list[str]:
-    """The text segments of the tables cells printed on one built English page, in order:
-    in a cell's output (``.cell_output``) or in a glued output (``div.output``).
+    """The text segments that cells print as Markdown or HTML on one built English page, in
+    order: tables and paragraphs in a cell's output (``.cell_output``) or a glued output
+    (``div.output``).
 
-    A segment is one run of text of a cell (a docutils text node: the parts around a
-    formula or a bold span are separate segments), stripped; only segments with a word
-    in them (two letters or more) are kept. Math and code are skipped; check tables
-    (first head ``check``) are left to ``_checks.po``.
+    A segment is one run of text (a docutils text node: the parts around a formula or a
+    bold span are separate segments), stripped; only segments with a word in them (two
+    letters or more) are kept. Math, code and plain-text output (``pre``: printed lines stay
+    as the code printed them) are skipped; check tables (first head ``check``) are left to
+    ``_checks.po``.
     """
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html_text, "html.parser")
     out = []
-    for table in soup.select("article .cell_output table, article div.output table"):
-        heads = [th.get_text(" ", strip=True) for th in table.select("th")]
-        if heads[:1] == ["check"]:
-            continue
-        for cell in table.select("th, td"):
-            for s in cell.find_all(string=True):
-                if s.find_parent(class_=["math", "notranslate"]) is not None or s.find_parent(["code", "script"]):
-                    continue
-                core = s.strip()
-                if core and _LETTERS.search(core):
-                    out.append(core)
+    for box in soup.select("article .cell_output, article div.output"):
+        if box.find_parent(class_=["cell_output", "output"]) is not None:
+            continue  # an output inside an output: its text is read with the outer one
+        for table in box.select("table"):
+            if [th.get_text(" ", strip=True) for th in table.select("th")][:1] == ["check"]:
+                table.decompose()
+        for form in box.select(".ledger-filter"):  # the ledger's filter: _ui.po (_ext/i18n.py)
+            form.decompose()
+        for s in box.find_all(string=True):
+            if (s.find_parent(class_=["math", "notranslate"]) is not None
+                    or s.find_parent(["code", "script", "style", "pre"]) is not None):
+                continue
+            core = s.strip()
+            if core and _LETTERS.search(core):
+                out.append(core)
     return out
 
 
 def table_messages(html_root: Path, chapters: list[Path], book_root: Path) -> list[tuple[str, str]]:
-    """(msgid, comment) of the cell-output tables' texts of the built English pages
+    """(msgid, comment) of the texts cells print as tables and paragraphs on the built English pages
     (``_build/html``) of ``chapters``; a text that a recorded one with other numbers already
     accounts for (``Phrases``) is not added again."""
     msgs: dict[str, list[str]] = {}
@@ -277,7 +283,7 @@ def table_messages(html_root: Path, chapters: list[Path], book_root: Path) -> li
         if not page.is_file():
             raise FileNotFoundError(f"{page}: the English edition is not built (make book): the tables' texts come from it")
         for text in table_texts(page.read_text(encoding="utf-8")):
-            msgs.setdefault(text, []).append(f"{rel.with_suffix('')}: a cell output's table")
+            msgs.setdefault(text, []).append(f"{rel.with_suffix('')}: a cell's printed table or note")
     known = Phrases()
     out = []
     for msgid, where in msgs.items():

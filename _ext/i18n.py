@@ -384,28 +384,36 @@ def _in_cell_output(node) -> bool:
                if isinstance(a, nodes.Element))
 
 
+def _in_check_table(node) -> bool:
+    for a in _ancestors(node):
+        if isinstance(a, nodes.table):
+            heads = [e.astext().strip() for e in a.findall(nodes.entry) if isinstance(e.parent.parent, nodes.thead)]
+            return heads[:1] == ["check"]
+    return False
+
+
 def translate_output_tables(doctree, phrases) -> int:
-    """Translate the text of the tables a cell printed (Markdown tables in ``.cell_output``;
-    check tables excepted) through ``phrases`` (``_tables.po`` as ``glue_phrases.Phrases``:
-    a recorded text with numbers also matches the same text with other numbers, which the
-    translation takes over). Math, code and untranslated texts are left as they are; return
-    the number of texts replaced."""
+    """Translate the text that cells print as Markdown (tables and notes in a cell's or a
+    glued output; check tables excepted) through ``phrases`` (``_tables.po`` as
+    ``glue_phrases.Phrases``: a recorded text with numbers also matches the same text with
+    other numbers, which the translation takes over). Math, code, printed plain text and
+    untranslated texts are left as they are; return the number of texts replaced."""
     done = 0
-    for table in doctree.findall(nodes.table):
-        if not _in_cell_output(table):
+    for t in list(doctree.findall(nodes.Text)):
+        parent = t.parent
+        if parent is None or not _in_cell_output(parent):
             continue
-        heads = [e.astext().strip() for e in table.findall(nodes.entry) if isinstance(e.parent.parent, nodes.thead)]
-        if heads[:1] == ["check"]:
+        if any(isinstance(a, (nodes.math, nodes.literal, nodes.math_block, nodes.literal_block, nodes.raw))
+               for a in (parent, *_ancestors(parent))):
             continue
-        for t in list(table.findall(nodes.Text)):
-            if isinstance(t.parent, (nodes.math, nodes.literal, nodes.math_block, nodes.literal_block)):
-                continue
-            text = t.astext()
-            core = text.strip()
-            new = phrases.translate(core) if core else None
-            if new is not None and new != core:
-                t.parent.replace(t, nodes.Text(text.replace(core, new)))
-                done += 1
+        if _in_check_table(parent):
+            continue
+        text = t.astext()
+        core = text.strip()
+        new = phrases.translate(core) if core else None
+        if new is not None and new != core:
+            parent.replace(t, nodes.Text(text.replace(core, new)))
+            done += 1
     return done
 
 

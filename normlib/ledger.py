@@ -484,9 +484,10 @@ def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str], t
                 used.append(lab)
             color = LABEL_COLORS[lab]
             hatched = c.method in _METHOD_BESIDE_VERDICT
+            wrong = lab == "WRONG"  # vermillion sits near orange: a black frame tells it apart
             ax.add_patch(
-                Rectangle((j + 0.05, y + 0.08), 0.9, 0.84, facecolor=color, edgecolor="white",
-                          hatch="///" if hatched else None, linewidth=0.8, gid=c.id)
+                Rectangle((j + 0.05, y + 0.08), 0.9, 0.84, facecolor=color, edgecolor="black" if wrong else "white",
+                          hatch="///" if hatched else None, linewidth=1.6 if wrong else 0.8, gid=c.id)
             )
             r, g, b = (int(color[k:k + 2], 16) / 255 for k in (1, 3, 5))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
@@ -505,7 +506,8 @@ def verdict_figure(claims: Iterable[Claim], chapter_titles: Mapping[str, str], t
     ax.tick_params(axis="y", length=0)
     ax.set_xlabel(t("the chapter's claims, one tile each, in the article's order; the book's own questions last, in grey"))
     order = [lab for lab in LABELS if lab in used]
-    handles = [Patch(facecolor=LABEL_COLORS[lab], label=words[lab]) for lab in order]
+    handles = [Patch(facecolor=LABEL_COLORS[lab], label=words[lab], edgecolor="black" if lab == "WRONG" else None,
+                     linewidth=1.6 if lab == "WRONG" else None) for lab in order]
     if any(c.method in _METHOD_BESIDE_VERDICT for c in claims):
         handles.append(Patch(facecolor="white", edgecolor="#555555", hatch="///",
                              label=t("hatched: cannot be run here; judged by its source")))

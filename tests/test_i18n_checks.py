@@ -266,3 +266,19 @@ def test_the_chinese_edition_cites_with_chinese_joiners(authors, expected):
 
     assert find_plugin("sphinxcontrib.bibtex.style.referencing", i18n.REFERENCE_STYLES["zh_CN"]) is not None
     assert f'"bibtex_reference_style": "{i18n.REFERENCE_STYLES["zh_CN"]}"' in (ROOT / "_ext" / "locale_tools.py").read_text()
+
+
+def test_a_printed_note_is_translated_and_printed_plain_text_is_not():
+    """A Markdown note a cell prints (a paragraph in its output) is translated like a table;
+    a printed line (plain-text output, a literal block) stays as the code printed it.
+    Mutants: literal blocks translated; only tables looked at."""
+    box = nodes.container(classes=["cell_output"])
+    box += nodes.paragraph("", "", nodes.Text("seeds that blow up"))
+    box += nodes.literal_block("", "seeds that blow up")
+    tree = nodes.document(None, None)
+    tree += box
+    assert i18n.translate_output_tables(tree, TABLES) == 1
+    assert box.children[0].astext() == "发生爆炸的种子" and box.children[1].astext() == "seeds that blow up"
+    page = ('<article><div class="cell_output"><p>seeds that blow up</p><pre>printed line here</pre></div>'
+            '<p>prose here</p></article>')
+    assert glue_phrases.table_texts(page) == ["seeds that blow up"]

@@ -30,6 +30,8 @@ TERMS = [
     (r"\bLemma\b", "引理"),
     (r"\bre-centering invariance\b", "重中心化不变性"),
     (r"\bre-scaling invariance\b", "重缩放不变性"),
+    (r"\bverdicts?\b", "判定"),
+    (r"\bbl(?:ow|ew)s? up\b|\bblow-ups?\b", "发散"),  # the article: 第一步就发散
 ]
 #: renderings refused anywhere (another word for an idea above, or a second label)
 REFUSED = ["已重新推导", "结果不符", "在这里无法复现", "平移不变性", "算子"]

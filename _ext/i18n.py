@@ -417,20 +417,20 @@ def translate_output_tables(doctree, phrases) -> int:
     return done
 
 
-_HTML_CELL_TEXT = re.compile(r"(<t[hd][^>]*>)([^<]*[A-Za-z][^<]*)(</t[hd]>)")
+_HTML_CELL_TEXT = re.compile(r"(<(t[hd]|p|caption)(?:\s[^>]*)?>)([^<]*[A-Za-z][^<]*)(</\2>)")
 
 
 def translate_output_table_html(text: str, phrases) -> str:
-    """A raw HTML table a cell printed, its cells' texts translated through ``phrases``
-    (unescaped for the lookup, escaped again)."""
+    """A raw HTML table a cell printed, its cells' texts and its notes (``<p>``, ``<caption>``)
+    translated through ``phrases`` (unescaped for the lookup, escaped again)."""
     import html as _html
 
     def cell(m):
-        core = _html.unescape(m.group(2).strip())
+        core = _html.unescape(m.group(3).strip())
         new = phrases.translate(core)
         if new is None or new == core:
             return m.group(0)
-        return m.group(1) + m.group(2).replace(m.group(2).strip(), _html.escape(new, quote=False)) + m.group(3)
+        return m.group(1) + m.group(3).replace(m.group(3).strip(), _html.escape(new, quote=False)) + m.group(4)
 
     return _HTML_CELL_TEXT.sub(cell, text)
 

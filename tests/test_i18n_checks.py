@@ -218,6 +218,10 @@ def test_a_printed_html_table_is_translated_and_escaped():
     not escaped (a bare & in the page)."""
     out = i18n.translate_output_table_html("<table><tr><th>a &amp; b</th><td>5 of 8</td><td>other</td></tr></table>", TABLES)
     assert out == "<table><tr><th>甲 &amp; 乙</th><td>8 个中的 5 个</td><td>other</td></tr></table>"
+    # the note printed with an HTML table (mutant: only th and td looked at; a tag's attributes
+    # breaking the match)
+    out = i18n.translate_output_table_html('<table></table><p class="note">seeds that blow up</p><p>other</p>', TABLES)
+    assert out == '<table></table><p class="note">发生爆炸的种子</p><p>other</p>'
 
 
 def test_a_glued_html_table_is_found_as_an_output():

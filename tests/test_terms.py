@@ -32,9 +32,25 @@ TERMS = [
     (r"\bre-scaling invariance\b", "重缩放不变性"),
     (r"\bverdicts?\b", "判定"),
     (r"\bbl(?:ow|ew)s? up\b|\bblow-ups?\b", "发散"),  # the article: 第一步就发散
+    (r"\bmachine-dependent\b", "与机器有关"),  # a timing or a value that moves with the CPU's kernels
+    (r"\btokens?\b", "词元"),  # `token` in code is left out; an argument's name is code
+    (r"\bleading[- ]order\b", "主导阶"),
+    (r"\brotary\b", "RoPE"),  # the Chinese term once, where it is introduced
+    (r"\bhops?\b", "一跳"),  # one block's backward step (a step is a training step: 一步)
+    (r"\beager\b", "eager 模式"),  # PyTorch's op-by-op execution, Hugging Face's plain attention
 ]
 #: renderings refused anywhere (another word for an idea above, or a second label)
-REFUSED = ["已重新推导", "结果不符", "在这里无法复现", "平移不变性", "算子"]
+REFUSED = ["已重新推导", "结果不符", "在这里无法复现", "平移不变性", "算子",
+           "与机器相关", "依赖机器", "随机器而变",  # machine-dependent: 与机器有关
+           "依赖于机器", "令牌", "主阶", "首阶", "旋转位置嵌入", "单跳", "单步增益", "每一步 Post-Norm"]
+
+#: English words the Chinese prose does not keep bare (the escape of TERMS above lets a kept
+#: English word pass): (pattern on the Chinese, rendering, catalogs exempt). The API
+#: reference names the arguments of functions (``tokens``) without code marks.
+BARE = [
+    (r"(?<![\w-])tokens?(?![\w-])", "词元", {"book/api.po"}),
+    (r"(?<![\w-])eager(?! 模式)", "eager 模式", set()),
+]
 
 _MARKUP = re.compile(r"\{[^}]*\}`[^`]*`|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|:[\w:]+:`[^`]*`", re.S)
 
@@ -57,6 +73,9 @@ def violations(messages, terms=TERMS, refused=REFUSED):
             if m and rendering not in plain_zh and m.group(0).lower() not in plain_zh.lower():
                 out.append((where, en[:70], f"{m.group(0)!r} without {rendering}"))
         out += [(where, en[:70], f"refused rendering {r}") for r in refused if r in plain_zh]
+        if zh != en:  # a message kept whole in English (a glossary's English column) is not prose
+            out += [(where, en[:70], f"bare {m.group(0)!r}, not {rendering}") for pattern, rendering, exempt
+                    in BARE if where.split("/", 2)[-1] not in exempt for m in re.finditer(pattern, plain_zh)]
     return out
 
 
@@ -78,6 +97,12 @@ def test_the_renderings_are_the_glossarys():
     ("the `kernel` argument", "参数 `kernel`", False),     # code is left out
     ("{article}`C1.2` uses mini-batch statistics", "{article}`C1.2` 使用小批量统计量", False),
     ("ten seeds", "十个 seeds", False),                    # the English word kept
+    ("12 tokens", "12 个 token", True),                    # token is 词元 in prose
+    ("the `tokens` argument", "参数 `tokens`", False),     # code is left out
+    ("eager attention", "eager 注意力", True),             # eager only as eager 模式
+    ("eager attention", "eager 模式的注意力", False),
+    ("a machine-dependent count", "一个依赖机器的计数", True),
+    ("the leading order", "主阶", True),
 ])
 def test_the_rule_itself(en, zh, bad):
     """Mutants: markup not stripped (a code identifier counts); the kept-English escape

@@ -38,7 +38,7 @@ help:
 
 $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-compile -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
 	rm -f $(VENV)/.installed-*
 	touch $@
@@ -56,9 +56,20 @@ requirements:
 	  --no-emit-find-links --no-emit-index-url --allow-unsafe $(if $(UPGRADE),--upgrade) -o requirements.txt requirements.in
 	sed -i 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/' requirements.txt
 
+# When every chapter's execution is cached (after `make test`), the two editions build side
+# by side (each Sphinx build is one process); otherwise the English build executes what is
+# missing first. The English build's log is printed when both are done.
 book: setup
-	$(BIN)/jupyter-book build . -W -n --keep-going
-	$(BIN)/python _ext/locale_tools.py build-zh
+	@mkdir -p _build
+	@if $(BIN)/python _ext/locale_tools.py cached; then \
+	  echo "every chapter's execution is cached: building the English and Chinese editions side by side"; \
+	  ( $(BIN)/jupyter-book build . -W -n --keep-going > _build/book-en.log 2>&1; echo $$? > _build/book-en.rc ) & \
+	  $(BIN)/python _ext/locale_tools.py build-zh; zh=$$?; wait; \
+	  echo "== the English edition's build:"; cat _build/book-en.log; en=$$(cat _build/book-en.rc); \
+	  test "$$en" = 0 && test "$$zh" = 0; \
+	else \
+	  $(BIN)/jupyter-book build . -W -n --keep-going && $(BIN)/python _ext/locale_tools.py build-zh; \
+	fi
 	@echo "The book is in _build/html (the Chinese edition in _build/html/zh): open _build/html/index.html in a browser."
 
 # The Chinese edition alone (issue 18): same sources, translated through the gettext
@@ -81,10 +92,15 @@ locale-update: setup
 test: setup
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
+# The two PDFs are built side by side (the English log is printed when both are done).
 pdf: setup
-	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
-	$(BIN)/python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf
-	$(BIN)/python _ext/locale_tools.py pdf-zh
+	@mkdir -p _build
+	@( ( $(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going \
+	     && $(BIN)/python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf ) > _build/pdf-en.log 2>&1; \
+	   echo $$? > _build/pdf-en.rc ) & \
+	$(BIN)/python _ext/locale_tools.py pdf-zh; zh=$$?; wait; \
+	echo "== the English PDF's build:"; cat _build/pdf-en.log; en=$$(cat _build/pdf-en.rc); \
+	test "$$en" = 0 && test "$$zh" = 0
 	@echo "The PDFs are _build/pdf/book.pdf and _build/pdf/book-zh.pdf (needs Debian's fonts-noto-cjk and fonts-wqy-zenhei)"
 
 chapter: setup

@@ -82,9 +82,20 @@ def _staging(app) -> Path:
     return build / "site-downloads"
 
 
+def _lock(app):
+    """A lock on the staging folder: `make book` and `make pdf` build the two editions side
+    by side, and both write (and read) the same ``site-downloads`` (and setuptools' ``build/``)."""
+    from filelock import FileLock
+
+    staging = _staging(app)
+    staging.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(staging) + ".lock")
+
+
 def _on_builder_inited(app) -> None:
     if app.builder.format == "html":  # not for the gettext catalogs of `make locale-update`
-        build_downloads(Path(app.confdir), _staging(app))
+        with _lock(app):
+            build_downloads(Path(app.confdir), _staging(app))
 
 
 def _on_build_finished(app, exception) -> None:
@@ -96,8 +107,9 @@ def _on_build_finished(app, exception) -> None:
     """
     if exception is not None or app.builder.format != "html":
         return
-    src = _staging(app) / "downloads"
-    shutil.copytree(src, Path(app.outdir) / "downloads", dirs_exist_ok=True)
+    with _lock(app):
+        src = _staging(app) / "downloads"
+        shutil.copytree(src, Path(app.outdir) / "downloads", dirs_exist_ok=True)
 
 
 def setup(app):

@@ -6,6 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -221,3 +223,57 @@ def test_the_landing_pages_verdict_table_is_translated_and_the_ui_catalog_has_it
     i18n._translate_generated(app, doc, "book/intro")
     assert para.astext() == ui["what it means"] and other.astext() == "what it means"
     assert curly.astext() == ui["the source or the book's computation says otherwise"]
+
+
+def test_the_side_by_side_build_waits_for_a_complete_cache(monkeypatch):
+    """`make book` builds the two editions side by side only when nothing is left to execute
+    (`locale_tools.py cached` exits 0); one missing chapter sends it down the sequential path."""
+    lt = _load("locale_tools")
+    monkeypatch.setattr(lt, "missing_executions", lambda: [])
+    assert lt.cached() == 0
+    monkeypatch.setattr(lt, "missing_executions", lambda: ["warmup-lr"])
+    assert lt.cached() == 1
+    make = (Path(__file__).resolve().parent.parent / "Makefile").read_text(encoding="utf-8")
+    recipe = make.split("\nbook: setup\n", 1)[1].split("\n\n", 1)[0]
+    assert "locale_tools.py cached; then" in recipe and "else" in recipe, "the parallel path is not guarded"
+
+
+def test_the_site_downloads_are_written_under_a_lock(tmp_path):
+    """Two HTML builds side by side write the same staging folder: both take one lock."""
+    sd = _load("site_downloads")
+    build = tmp_path / "_build"
+
+    class App:
+        outdir = str(build / "html" / "zh")
+
+    class App2:
+        outdir = str(build / "singlehtml")
+
+    a, b = sd._lock(App()), sd._lock(App2())
+    assert a.lock_file == b.lock_file == str(build / "site-downloads") + ".lock"
+    with a:
+        assert a.is_locked
+        with pytest.raises(Exception):
+            b.acquire(timeout=0.1)
+
+    class Builder:
+        format = "html"
+
+    App.builder, App.confdir = Builder(), str(tmp_path)
+    held = []
+
+    def build_downloads(root, staging):  # records whether another build could take the lock now
+        other = sd._lock(App2())
+        try:
+            other.acquire(timeout=0.1)
+            other.release()
+            held.append(False)
+        except Exception:
+            held.append(True)
+        (staging / "downloads").mkdir(parents=True, exist_ok=True)
+
+    sd.build_downloads = build_downloads
+    sd._on_builder_inited(App())
+    (build / "html" / "zh").mkdir(parents=True)
+    sd._on_build_finished(App(), None)
+    assert held == [True], "the wheel and requirements are written without the lock"

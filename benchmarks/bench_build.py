@@ -12,6 +12,10 @@ Prints (seconds, wall clock, this machine):
 Runs in the checkout itself (the setup must exist: ``make setup``), restores the edited
 chapter, and removes ``_build`` before steps 1 and 3. Takes two full executions of the book.
 Usage: ``.venv/bin/python benchmarks/bench_build.py``.
+
+``benchmarks/bench_build.py --chapters CLONE`` prints only step 5's nbval column, read from the
+execution cache of a checkout that has run ``make test`` (for example a fresh clone after
+``.ci/run``, whose last line gives the step times).
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / "_build" / ".jupyter_cache"
 EDITED = ROOT / "book" / "intro.md"
 
 
@@ -35,13 +38,26 @@ def run(*cmd: str) -> tuple[float, str]:
     return dt, out.stdout + out.stderr
 
 
-def chapter_times() -> dict[str, float]:
+def chapter_times(root: Path = ROOT) -> dict[str, float]:
+    """Each page's execution time in the cache, keyed by its path under ``book/`` without
+    the suffix (``real-transformer``, ``evidence/real-transformer``: two pages)."""
     from jupyter_cache import get_cache
 
-    return {
-        Path(r.uri).stem: float(r.data.get("execution_seconds", float("nan")))
-        for r in get_cache(str(CACHE)).list_cache_records()
-    }
+    book = (root / "book").resolve()
+    out = {}
+    for r in get_cache(str(root / "_build" / ".jupyter_cache")).list_cache_records():
+        path = Path(r.uri).resolve()
+        name = path.relative_to(book).with_suffix("").as_posix() if path.is_relative_to(book) else path.stem
+        out[name] = float(r.data.get("execution_seconds", float("nan")))
+    return out
+
+
+def print_chapters(root: Path) -> None:
+    times = chapter_times(root)
+    print(f"chapter execution times under nbval (s), {root}:")
+    for name, s in sorted(times.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:<32} {s:7.1f}")
+    print(f"  {'total':<32} {sum(times.values()):7.1f}")
 
 
 def main() -> None:
@@ -75,4 +91,11 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--chapters":
+        print_chapters(Path(sys.argv[2]).resolve())
+    elif len(sys.argv) == 1:
+        main()
+    else:
+        raise SystemExit(__doc__)

@@ -620,17 +620,23 @@ REFERENCE_STYLES = {"zh_CN": "author_year_zh"}
 
 def zh_reference_style():
     """sphinxcontrib-bibtex's author-year style with Chinese joiners: Liu 等人 [2020],
-    Nguyen 与 Salazar [2019] (the English edition's "et al." and "and")."""
+    Nguyen 与 Salazar [2019] (the English edition's "et al." and "and"), and Chinese
+    punctuation inside the brackets: [Shleifer 等人，2021], [Nguyen 与 Salazar，2019；Wang
+    等人，2022] (the English edition's ASCII commas, between author and year and between works)."""
     from dataclasses import dataclass, field
 
     from pybtex.richtext import Text
-    from sphinxcontrib.bibtex.style.referencing import PersonStyle
+    from sphinxcontrib.bibtex.style.referencing import BracketStyle, PersonStyle
     from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
     @dataclass
     class AuthorYearZh(AuthorYearReferenceStyle):
         person: PersonStyle = field(default_factory=lambda: PersonStyle(
             sep="、", sep2=" 与 ", last_sep=" 与 ", other=Text(" 等人")))
+        bracket_parenthetical: BracketStyle = field(default_factory=lambda: BracketStyle(sep="；"))
+        bracket_textual: BracketStyle = field(default_factory=lambda: BracketStyle(sep="；"))
+        author_year_sep: str = "，"
+        post_text_sep: str = "，"
 
     return AuthorYearZh
 

@@ -272,6 +272,29 @@ def test_the_chinese_edition_cites_with_chinese_joiners(authors, expected):
     assert f'"bibtex_reference_style": "{i18n.REFERENCE_STYLES["zh_CN"]}"' in (ROOT / "_ext" / "locale_tools.py").read_text()
 
 
+def test_the_chinese_edition_punctuates_citations_in_chinese(monkeypatch):
+    """[Nguyen 与 Salazar，2019；Wang 等人，2022，表 3]: Chinese commas between author, year and
+    post-text, ； between works. Mutants: the English edition's ASCII ", " left in a
+    parenthetical or a textual citation."""
+    from pybtex.database import Entry, Person
+    from pybtex.richtext import BaseMultipartText
+    from sphinxcontrib.bibtex.style import template
+    from sphinxcontrib.bibtex.style.referencing import format_references
+
+    # render the references as plain text (the Sphinx reference node needs a builder)
+    monkeypatch.setattr(template.SphinxReferenceText, "render", BaseMultipartText.render)
+    style = i18n.zh_reference_style()()
+
+    def ref(authors, year, post=""):
+        entry = Entry("article", persons={"author": [Person(a) for a in authors]}, fields={"year": year, "title": "t"})
+        return entry, None, template.SphinxReferenceInfo(None, "a", "b", "id", None, "", post)
+
+    refs = [ref(["Nguyen, Toan", "Salazar, Julian"], "2019"),
+            ref(["Wang, Hongyu", "Ma, Shuming", "Dong, Li"], "2022", "表 3")]
+    assert format_references(style, "p", refs).render_as("text") == "[Nguyen 与 Salazar，2019；Wang 等人，2022，表 3]"
+    assert format_references(style, "t", refs).render_as("text") == "Nguyen 与 Salazar [2019]；Wang 等人 [2022，表 3]"
+
+
 def test_a_printed_note_is_translated_and_printed_plain_text_is_not():
     """A Markdown note a cell prints (a paragraph in its output) is translated like a table;
     a printed line (plain-text output, a literal block) stays as the code printed it.

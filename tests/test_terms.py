@@ -38,11 +38,14 @@ TERMS = [
     (r"\brotary\b", "RoPE"),  # the Chinese term once, where it is introduced
     (r"\bhops?\b", "一跳"),  # one block's backward step (a step is a training step: 一步)
     (r"\beager\b", "eager 模式"),  # PyTorch's op-by-op execution, Hugging Face's plain attention
+    (r"(?<![\w-])batch(?:es)?\b", "批"),  # a batch of data (批大小, 同一批); mini-batch is 小批量
 ]
 #: renderings refused anywhere (another word for an idea above, or a second label)
 REFUSED = ["已重新推导", "结果不符", "在这里无法复现", "平移不变性", "算子",
            "与机器相关", "依赖机器", "随机器而变",  # machine-dependent: 与机器有关
-           "依赖于机器", "令牌", "主阶", "首阶", "旋转位置嵌入", "单跳", "单步增益", "每一步 Post-Norm"]
+           "依赖于机器", "令牌", "主阶", "首阶", "旋转位置嵌入", "单跳", "单步增益", "每一步 Post-Norm",
+           "批次",  # batch: 批
+           "nats"]  # the unit is written nat, as the glossary says
 
 #: English words the Chinese prose does not keep bare (the escape of TERMS above lets a kept
 #: English word pass): (pattern on the Chinese, rendering, catalogs exempt). The API
@@ -103,6 +106,10 @@ def test_the_renderings_are_the_glossarys():
     ("eager attention", "eager 模式的注意力", False),
     ("a machine-dependent count", "一个依赖机器的计数", True),
     ("the leading order", "主阶", True),
+    ("on the same batch", "在同一批次上", True),         # batch is 批, not 批次
+    ("on the same batch", "在同一批上", False),
+    ("a mini-batch of 8", "8 个样本的小批量", False),      # mini-batch is its own term (小批量)
+    ("entropy (nats)", "熵（nats）", True),               # the unit is nat
 ])
 def test_the_rule_itself(en, zh, bad):
     """Mutants: markup not stripped (a code identifier counts); the kept-English escape

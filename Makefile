@@ -36,9 +36,12 @@ help:
 	@echo "make bench-build   build-time figures: cold/warm book, make test, per chapter"
 	@echo "make requirements  regenerate requirements.txt from requirements.in (pip-tools)"
 
+# pip compiles the bytecode (no --no-compile): where PYTHONDONTWRITEBYTECODE=1 is set, as on the
+# developers' machines, every process (each chapter's kernel, each Sphinx build) would otherwise
+# compile torch, Sphinx, ... from source again (measured: slower CI overall).
 $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --disable-pip-version-check -q --no-compile -r requirements.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
 	rm -f $(VENV)/.installed-*
 	touch $@

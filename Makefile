@@ -17,7 +17,7 @@ export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help setup requirements book book-zh locale-update test chapter pages ledger pdf bench bench-build determinism determinism-kernels determinism-threads downloads-check clean
+.PHONY: help setup requirements book book-zh html-en pdf-en pdf-zh locale-update test chapter pages ledger pdf bench bench-build determinism determinism-kernels determinism-threads downloads-check clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes every chapter)"
@@ -60,18 +60,15 @@ requirements:
 	sed -i 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/' requirements.txt
 
 # When every chapter's execution is cached (after `make test`), the two editions build side
-# by side (each Sphinx build is one process); otherwise the English build executes what is
-# missing first. The English build's log is printed when both are done.
+# by side (make -j2; --output-sync prints each build's log whole); otherwise the English build
+# executes what is missing first. html-en, pdf-en and pdf-zh are the parts.
+SUBMAKE := $(MAKE) --no-print-directory
 book: setup
-	@mkdir -p _build
 	@if $(BIN)/python _ext/locale_tools.py cached; then \
 	  echo "every chapter's execution is cached: building the English and Chinese editions side by side"; \
-	  ( $(BIN)/jupyter-book build . -W -n --keep-going > _build/book-en.log 2>&1; echo $$? > _build/book-en.rc ) & \
-	  $(BIN)/python _ext/locale_tools.py build-zh; zh=$$?; wait; \
-	  echo "== the English edition's build:"; cat _build/book-en.log; en=$$(cat _build/book-en.rc); \
-	  test "$$en" = 0 && test "$$zh" = 0; \
+	  $(SUBMAKE) -j2 --output-sync=target html-en book-zh; \
 	else \
-	  $(BIN)/jupyter-book build . -W -n --keep-going && $(BIN)/python _ext/locale_tools.py build-zh; \
+	  $(SUBMAKE) html-en && $(SUBMAKE) book-zh; \
 	fi
 	@echo "The book is in _build/html (the Chinese edition in _build/html/zh): open _build/html/index.html in a browser."
 
@@ -82,6 +79,9 @@ book: setup
 # build while a catalog is incomplete or breaks the markup (tests/check_catalogs.py --all).
 book-zh: setup
 	$(BIN)/python _ext/locale_tools.py build-zh
+
+html-en: setup
+	$(BIN)/jupyter-book build . -W -n --keep-going
 
 locale-update: setup
 	$(BIN)/python _ext/locale_tools.py update
@@ -95,16 +95,17 @@ locale-update: setup
 test: setup
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
-# The two PDFs are built side by side (the English log is printed when both are done).
+# The two PDFs are built side by side (make -j2, each log printed whole).
 pdf: setup
-	@mkdir -p _build
-	@( ( $(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going \
-	     && $(BIN)/python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf ) > _build/pdf-en.log 2>&1; \
-	   echo $$? > _build/pdf-en.rc ) & \
-	$(BIN)/python _ext/locale_tools.py pdf-zh; zh=$$?; wait; \
-	echo "== the English PDF's build:"; cat _build/pdf-en.log; en=$$(cat _build/pdf-en.rc); \
-	test "$$en" = 0 && test "$$zh" = 0
+	@$(SUBMAKE) -j2 --output-sync=target pdf-en pdf-zh
 	@echo "The PDFs are _build/pdf/book.pdf and _build/pdf/book-zh.pdf (needs Debian's fonts-noto-cjk and fonts-wqy-zenhei)"
+
+pdf-en: setup
+	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+	$(BIN)/python _ext/print_pdf.py _build/singlehtml _build/pdf/book.pdf
+
+pdf-zh: setup
+	$(BIN)/python _ext/locale_tools.py pdf-zh
 
 chapter: setup
 	$(BIN)/python -c 'import normlib, pathlib, sys; f = pathlib.Path(normlib.__file__).resolve(); \

@@ -235,10 +235,11 @@ def test_the_side_by_side_build_waits_for_a_complete_cache(monkeypatch):
     assert lt.cached() == 1
     make = (Path(__file__).resolve().parent.parent / "Makefile").read_text(encoding="utf-8")
     recipe = make.split("\nbook: setup\n", 1)[1].split("\n\n", 1)[0]
-    assert "locale_tools.py cached; then" in recipe and "else" in recipe, "the parallel path is not guarded"
+    assert "locale_tools.py cached; then" in recipe and "-j2" in recipe.split("else")[0], "the parallel path is not guarded"
+    assert "-j" not in recipe.split("else")[1], "the sequential path builds in parallel"
 
 
-def test_the_site_downloads_are_written_under_a_lock(tmp_path):
+def test_the_site_downloads_are_written_under_a_lock(tmp_path, monkeypatch):
     """Two HTML builds side by side write the same staging folder: both take one lock."""
     sd = _load("site_downloads")
     build = tmp_path / "_build"
@@ -272,7 +273,7 @@ def test_the_site_downloads_are_written_under_a_lock(tmp_path):
             held.append(True)
         (staging / "downloads").mkdir(parents=True, exist_ok=True)
 
-    sd.build_downloads = build_downloads
+    monkeypatch.setattr(sd, "build_downloads", build_downloads)
     sd._on_builder_inited(App())
     (build / "html" / "zh").mkdir(parents=True)
     sd._on_build_finished(App(), None)
